@@ -1,0 +1,9 @@
+#include "sim/core/error.hpp"
+
+namespace parsim {
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw InputError(message);
+}
+
+}  // namespace parsim

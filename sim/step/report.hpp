@@ -1,0 +1,67 @@
+// parsim sim/step — the result of simulating one training step (metrics computed from the timeline after the run).
+#pragma once
+#include "hardware/hardware.hpp"
+#include "models/model.hpp"
+#include "plans/plan.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace parsim {
+
+// The three independent, immutable inputs plus the plan: everything evaluate() needs. Built and validated once.
+struct Scenario {
+  ModelSpec model;
+  Hardware hw;
+  Plan plan;
+  TrainingConfig train;
+};
+
+enum class CommKind : int { TP = 0, CP = 1, PP = 2, DP = 3 };
+constexpr int kCommKinds = 4;
+const char* to_string(CommKind k);
+
+struct MemoryReport {
+  double peak_gib = 0;            // device memory the most loaded GPU needs (allocator + CUDA context + NCCL buffers)
+  double allocated_peak_gib = 0;  // that GPU's peak of live tensors (torch.cuda.max_memory_allocated)
+  double capacity_gib = 0;
+  bool fits = false;
+  double weights_gib = 0, grads_gib = 0, optimizer_gib = 0, activations_gib = 0;  // at the peak, that GPU
+  double buffers_gib = 0;         // gathered ZeRO-3/FSDP parameters, communication buckets, logits
+  double overhead_gib = 0;        // CUDA context + NCCL + allocator fragmentation (peak_gib − allocated_peak_gib)
+  int peak_stage = 0;
+  std::vector<double> per_stage_peak_gib;
+};
+
+// One simulated rank (the representative of one pipeline stage).
+struct StageMetrics {
+  double compute_s = 0;         // union of compute-stream busy time
+  double comm_s = 0;            // union of communication-stream busy time
+  double exposed_comm_s = 0;    // communication not covered by compute
+  double idle_s = 0;            // step − compute − exposed comm
+  std::array<double, kCommKinds> comm_by_kind_s{};
+  std::array<double, kCommKinds> exposed_by_kind_s{};
+  double peak_gib = 0;
+  double allocated_peak_gib = 0;
+};
+
+struct StepReport {
+  double step_time_s = 0;
+  double mfu = 0, hfu = 0;
+  double tflops_per_gpu = 0;    // model TFLOP/s per GPU
+  double tokens_per_s = 0;      // whole job
+  double bubble_fraction = 0;
+  double exposed_comm_s = 0;    // critical-path stage's exposed communication
+  std::array<double, kCommKinds> exposed_by_kind_s{};
+  double model_flops_per_step = 0, hardware_flops_per_step = 0;
+  std::int64_t microbatches = 0;
+  std::int64_t events = 0;      // tasks the engine executed
+  MemoryReport memory;
+  std::vector<StageMetrics> stages;
+  int critical_stage = 0;       // the stage whose compute + exposed comm is largest (reported in compute_s …)
+  std::vector<std::string> warnings;
+};
+
+}  // namespace parsim
