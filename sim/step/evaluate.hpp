@@ -2,12 +2,15 @@
 #pragma once
 #include "sim/step/report.hpp"
 
-#include <optional>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace parsim {
 
-struct Timeline;  // sim/step/lower.hpp
+struct ExecutedStep;  // sim/step/lower.hpp
+struct StepCosts;
+struct MemorySample;
 
 struct EvalOptions {
   bool keep_timeline = false;  // keep the executed timeline (for --trace)
@@ -16,6 +19,24 @@ struct EvalOptions {
 
 // Pure function: thread-safe, no globals, same inputs → bit-identical outputs.
 StepReport evaluate(const Scenario& sc, const EvalOptions& opt = {});
+
+// The same, keeping its scratch memory between calls (one per thread in the sweep) and, on request, the timeline.
+class Evaluator {
+public:
+  Evaluator();
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+  StepReport run(const Scenario& sc, const EvalOptions& opt = {});
+  // After run(): the executed step, its costs and the memory counter samples (for the trace).
+  const ExecutedStep& executed() const;
+  const StepCosts& costs() const;
+  const std::vector<MemorySample>& memory_samples() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> st_;
+};
 
 // Cheap pre-check for the sweep: memory of the most loaded stage from the closed-form in-flight counts of the
 // schedule (no simulation). Returns peak_gib as evaluate() would, within its model.
@@ -29,6 +50,13 @@ struct ScenarioArgs {
   std::string recompute = "none", precision = "bf16", schedule = "1f1b";
   bool sp = false;
   bool schedule_given = false;
+  // Framework options (defaults documented in the README): DDP bucket size, Megatron-Core overlap switches.
+  double bucket_mb = 25;            // MB (1e6 bytes), PyTorch DDP's bucket_cap_mb default
+  bool overlap_grad_reduce = true;
+  bool overlap_param_gather = true;
+  bool tp_comm_overlap = false;
+  bool overlap_p2p = true;
+  bool fsdp_no_sync = false;
 };
 Scenario make_scenario(const ScenarioArgs& a);
 

@@ -1,1 +1,159 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// Metrics computed from the executed timeline after the run (never accumulated during it).
+#include "sim/step/lower.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace parsim {
+
+const char* to_string(CommKind k) {
+  switch (k) {
+    case CommKind::TP: return "tp";
+    case CommKind::CP: return "cp";
+    case CommKind::PP: return "pp";
+    case CommKind::DP: return "dp";
+  }
+  return "?";
+}
+
+namespace {
+
+using Interval = std::pair<std::int64_t, std::int64_t>;
+
+// Length of `a` not covered by any interval of `cover` (both sorted, each internally disjoint).
+std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interval>& cover) {
+  std::int64_t total = 0;
+  std::size_t j = 0;
+  for (const auto& [s, e] : a) {
+    std::int64_t cur = s;
+    while (j < cover.size() && cover[j].second <= cur) ++j;
+    std::size_t k = j;
+    while (k < cover.size() && cover[k].first < e) {
+      if (cover[k].first > cur) total += cover[k].first - cur;
+      cur = std::max(cur, cover[k].second);
+      ++k;
+    }
+    if (cur < e) total += e - cur;
+  }
+  return total;
+}
+
+std::vector<Interval> merged(std::vector<Interval> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<Interval> out;
+  for (const auto& x : v) {
+    if (x.second <= x.first) continue;
+    if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
+    else out.push_back(x);
+  }
+  return out;
+}
+
+std::int64_t length(const std::vector<Interval>& v) {
+  std::int64_t t = 0;
+  for (const auto& x : v) t += x.second - x.first;
+  return t;
+}
+
+}  // namespace
+
+void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const ExecutedStep& ex, StepReport& rep) {
+  const Plan& pl = sc.plan;
+  const int P = pl.pp;
+  const Lowered& lw = ex.lowered;
+  const auto& tl = ex.timeline;
+  const auto& g = lw.graph;
+  rep.step_time_s = static_cast<double>(tl.makespan) * 1e-9;
+  rep.microbatches = lw.microbatches;
+  rep.events = tl.events;
+  rep.stages.resize(P);
+
+  std::vector<std::vector<Interval>> comp(P), pass(P), dp(P), pp(P);
+  std::int64_t win_begin = std::numeric_limits<std::int64_t>::max(), win_end = 0;
+  for (std::size_t t = 0; t < g.num_tasks(); ++t) {
+    const auto id = static_cast<engine::TaskId>(t);
+    const TaskInfo& ti = lw.info[g.tag(id)];
+    const int s = ti.stage;
+    const Interval iv{tl.start[id], tl.end[id]};
+    StageMetrics& sm = rep.stages[s];
+    switch (ti.kind) {
+      case TaskKind::Forward:
+      case TaskKind::Backward: {
+        win_begin = std::min(win_begin, iv.first);
+        win_end = std::max(win_end, iv.second);
+        pass[s].push_back(iv);
+        comp[s].push_back(iv);
+        // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
+        const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
+        sm.compute_s += std::max(0.0, actual - ti.cost.tp_exposed_s - ti.cost.cp_exposed_s);
+        sm.comm_by_kind_s[0] += ti.cost.tp_s;
+        sm.exposed_by_kind_s[0] += ti.cost.tp_exposed_s;
+        sm.comm_by_kind_s[1] += ti.cost.cp_s;
+        sm.exposed_by_kind_s[1] += ti.cost.cp_exposed_s;
+        break;
+      }
+      case TaskKind::Optimizer:
+        comp[s].push_back(iv);
+        sm.compute_s += static_cast<double>(iv.second - iv.first) * 1e-9;
+        break;
+      case TaskKind::PipeRecv: pp[s].push_back(iv); break;
+      case TaskKind::GradReduce:
+      case TaskKind::ParamGather: dp[s].push_back(iv); break;
+    }
+  }
+
+  double bubble_sum = 0;
+  const double window = win_end > win_begin ? static_cast<double>(win_end - win_begin) : 0.0;
+  double best_busy = -1;
+  for (int s = 0; s < P; ++s) {
+    StageMetrics& sm = rep.stages[s];
+    auto c = merged(comp[s]);
+    auto d = merged(dp[s]);
+    auto p = merged(pp[s]);
+    // Exposed = communication while the compute stream is idle; where PP and DP overlap, DP is charged first so
+    // that the kinds add up to the total.
+    std::vector<Interval> cd = c;
+    cd.insert(cd.end(), d.begin(), d.end());
+    cd = merged(cd);
+    sm.comm_by_kind_s[3] = static_cast<double>(length(d)) * 1e-9;
+    sm.comm_by_kind_s[2] = static_cast<double>(length(p)) * 1e-9;
+    sm.exposed_by_kind_s[3] = static_cast<double>(uncovered(d, c)) * 1e-9;
+    sm.exposed_by_kind_s[2] = static_cast<double>(uncovered(p, cd)) * 1e-9;
+    sm.comm_s = 0;
+    sm.exposed_comm_s = 0;
+    for (int k = 0; k < kCommKinds; ++k) {
+      sm.comm_s += sm.comm_by_kind_s[k];
+      sm.exposed_comm_s += sm.exposed_by_kind_s[k];
+    }
+    sm.idle_s = std::max(0.0, rep.step_time_s - sm.compute_s - sm.exposed_comm_s);
+    // Bubble (contract): idle time of the compute stream inside the pipeline window, over the window. A pass's
+    // in-layer TP/CP communication is part of the pass (the stage is not idle while it waits for it).
+    if (P > 1 && window > 0) {
+      auto ps = merged(pass[s]);
+      std::int64_t busy = 0;
+      for (const auto& x : ps) busy += std::min(x.second, win_end) - std::max(x.first, win_begin);
+      bubble_sum += (window - static_cast<double>(busy)) / window;
+    }
+    if (sm.compute_s + sm.exposed_comm_s > best_busy) {
+      best_busy = sm.compute_s + sm.exposed_comm_s;
+      rep.critical_stage = s;
+    }
+  }
+  rep.bubble_fraction = P > 1 ? bubble_sum / P : 0.0;
+  const StageMetrics& cs = rep.stages[rep.critical_stage];
+  rep.exposed_comm_s = cs.exposed_comm_s;
+  rep.exposed_by_kind_s = cs.exposed_by_kind_s;
+
+  const double seqs = static_cast<double>(sc.train.gbs);
+  rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
+  rep.hardware_flops_per_step = hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute);
+  const double peak = sc.hw.gpu.peak_flops(sc.train.precision) * pl.world();
+  if (rep.step_time_s > 0) {
+    rep.mfu = rep.model_flops_per_step / (rep.step_time_s * peak);
+    rep.hfu = rep.hardware_flops_per_step / (rep.step_time_s * peak);
+    rep.tflops_per_gpu = rep.model_flops_per_step / rep.step_time_s / pl.world() * 1e-12;
+    rep.tokens_per_s = seqs * static_cast<double>(sc.train.seq) / rep.step_time_s;
+  }
+}
+
+}  // namespace parsim

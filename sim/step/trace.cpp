@@ -1,1 +1,171 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// Chrome-trace / Perfetto JSON of the simulated step (contract: ../shared/docs/cli.md, Trace). One process per
+// pipeline stage, one thread per stream (compute, tp, cp, pp, dp), X events in µs from the step's start, a memory
+// counter per stage. The trace IS the simulation's timeline: its last event ends at step_time_s.
+#include "sim/core/error.hpp"
+#include "sim/step/lower.hpp"
+#include "sim/step/render.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace parsim {
+
+namespace {
+
+enum Tid { kCompute = 0, kTp = 1, kCp = 2, kPp = 3, kDp = 4 };
+
+class Writer {
+public:
+  explicit Writer(std::ofstream& f) : f_(f) {}
+  void raw(const std::string& s) {
+    f_ << (first_ ? "\n" : ",\n") << s;
+    first_ = false;
+  }
+  void meta(int pid, int tid, const char* what, const std::string& name) {
+    char b[512];
+    if (tid < 0)
+      std::snprintf(b, sizeof b, R"({"ph":"M","pid":%d,"name":"%s","args":{"name":"%s"}})", pid, what, name.c_str());
+    else
+      std::snprintf(b, sizeof b, R"({"ph":"M","pid":%d,"tid":%d,"name":"%s","args":{"name":"%s"}})", pid, tid, what,
+                    name.c_str());
+    raw(b);
+  }
+  void x(int pid, int tid, double ts_us, double dur_us, const std::string& name, const std::string& args) {
+    char b[1024];
+    std::snprintf(b, sizeof b, R"({"ph":"X","pid":%d,"tid":%d,"ts":%.3f,"dur":%.3f,"name":"%s","args":{%s}})", pid,
+                  tid, ts_us, dur_us, name.c_str(), args.c_str());
+    raw(b);
+  }
+  void counter(int pid, double ts_us, double gib) {
+    char b[256];
+    std::snprintf(b, sizeof b, R"({"ph":"C","pid":%d,"ts":%.3f,"name":"memory","args":{"GiB":%.4f}})", pid, ts_us, gib);
+    raw(b);
+  }
+
+private:
+  std::ofstream& f_;
+  bool first_ = true;
+};
+
+std::string coll_name(Collective c) { return to_string(c); }
+
+}  // namespace
+
+void write_trace(const std::string& path, const Scenario& sc, const Evaluator& ev, const StepReport& r,
+                 bool layer_detail) {
+  std::ofstream f(path);
+  if (!f) throw InputError("--trace '" + path + "' cannot be written");
+  const ExecutedStep& ex = ev.executed();
+  const StepCosts& k = ev.costs();
+  const Lowered& lw = ex.lowered;
+  const auto& tl = ex.timeline;
+  const Plan& pl = sc.plan;
+  f << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"parsim " << PARSIM_VERSION
+    << "\",\"plan\":\"" << pl.to_string() << "\",\"step_time_s\":" << r.step_time_s << "},\"traceEvents\":[";
+  Writer w(f);
+  for (int s = 0; s < pl.pp; ++s) {
+    int first = -1, last = -1;
+    for (int c = 0; c < pl.vpp; ++c) {
+      int vs = c * pl.pp + s, lo = 0;
+      for (int i = 0; i < vs; ++i) lo += k.layers_per_chunk[i];
+      if (first < 0) first = lo;
+      last = lo + k.layers_per_chunk[vs] - 1;
+    }
+    w.meta(s, -1, "process_name", "stage " + std::to_string(s) + (pl.vpp == 1 ? " (layers " + std::to_string(first) +
+                                                                                    "-" + std::to_string(last) + ")"
+                                                                              : ""));
+    w.meta(s, kCompute, "thread_name", "compute");
+    w.meta(s, kTp, "thread_name", "tp");
+    w.meta(s, kCp, "thread_name", "cp");
+    w.meta(s, kPp, "thread_name", "pp");
+    w.meta(s, kDp, "thread_name", "dp");
+  }
+  auto us = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-3; };
+  char args[512];
+  for (std::size_t t = 0; t < lw.graph.num_tasks(); ++t) {
+    const auto id = static_cast<engine::TaskId>(t);
+    const TaskInfo& ti = lw.info[lw.graph.tag(id)];
+    const double ts = us(tl.start[id]), dur = us(tl.end[id] - tl.start[id]);
+    const int s = ti.stage;
+    switch (ti.kind) {
+      case TaskKind::Forward:
+      case TaskKind::Backward: {
+        const bool fwd = ti.kind == TaskKind::Forward;
+        std::string name = std::string(fwd ? "F" : "B") + " mb" + std::to_string(ti.microbatch) +
+                           (pl.vpp > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
+                           std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
+        std::snprintf(args, sizeof args,
+                      R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f)",
+                      ti.microbatch, ti.chunk, ti.layer_begin, ti.layer_end - 1, ti.cost.compute_s * 1e3,
+                      ti.cost.tp_s * 1e3, ti.cost.tp_exposed_s * 1e3, ti.cost.cp_s * 1e3, ti.cost.cp_exposed_s * 1e3);
+        w.x(s, kCompute, ts, dur, name, args);
+        const PassCost& per = fwd ? k.layer_fwd : k.layer_bwd;
+        const int layers = ti.layer_end - ti.layer_begin;
+        if (layer_detail && layers > 0 && ti.cost.duration_s() > 0) {
+          // Lay the layers out inside the pass (stretched uniformly if SM contention slowed it), each followed by its
+          // exposed TP/CP communication, which also appears on the tp/cp tracks.
+          const double scale = dur / (ti.cost.duration_s() * 1e6);
+          const PassCost extra = [&] {
+            PassCost e = ti.cost;
+            e.compute_s -= per.compute_s * layers;
+            e.tp_s -= per.tp_s * layers;
+            e.tp_exposed_s -= per.tp_exposed_s * layers;
+            e.cp_s -= per.cp_s * layers;
+            e.cp_exposed_s -= per.cp_exposed_s * layers;
+            return e;
+          }();
+          double cur = ts;
+          const bool head_first = !fwd && extra.duration_s() > 0 && ti.layer_end == sc.model.layers;
+          auto emit_extra = [&](const char* label) {
+            if (extra.duration_s() <= 1e-12) return;
+            w.x(s, kCompute, cur, extra.duration_s() * 1e6 * scale, label, "");
+            cur += extra.duration_s() * 1e6 * scale;
+          };
+          const bool has_head = ti.layer_end == sc.model.layers && (ti.chunk * pl.pp + s) == pl.pp * pl.vpp - 1;
+          if (fwd && !has_head) emit_extra("embedding");
+          if (head_first) emit_extra("lm head + loss bwd");
+          for (int i = 0; i < layers; ++i) {
+            const int layer = fwd ? ti.layer_begin + i : ti.layer_end - 1 - i;
+            const double d = per.duration_s() * 1e6 * scale;
+            w.x(s, kCompute, cur, d, "layer " + std::to_string(layer) + (fwd ? " fwd" : " bwd"), "");
+            double c = cur + per.compute_s * 1e6 * scale;
+            if (per.tp_exposed_s > 0) {
+              std::snprintf(args, sizeof args, R"("total_ms":%.4f,"exposed_ms":%.4f)", per.tp_s * 1e3,
+                            per.tp_exposed_s * 1e3);
+              w.x(s, kTp, c, per.tp_exposed_s * 1e6 * scale, sc.train.sp ? "TP all-gather/reduce-scatter" : "TP all-reduce",
+                  args);
+              c += per.tp_exposed_s * 1e6 * scale;
+            }
+            if (per.cp_exposed_s > 0) w.x(s, kCp, c, per.cp_exposed_s * 1e6 * scale, "CP ring K/V exchange", "");
+            cur += d;
+          }
+          if (fwd && has_head) emit_extra("lm head + loss");
+          if (!fwd && !head_first) emit_extra("embedding bwd");
+        }
+        break;
+      }
+      case TaskKind::Optimizer:
+        w.x(s, kCompute, ts, dur, "optimizer step", "");
+        break;
+      case TaskKind::PipeRecv:
+        std::snprintf(args, sizeof args, R"("microbatch":%d,"chunk":%d,"bytes":%.0f)", ti.microbatch, ti.chunk,
+                      ti.bytes);
+        w.x(s, kPp, ts, dur, std::string("recv ") + (ti.microbatch >= 0 ? "mb" + std::to_string(ti.microbatch) : ""),
+            args);
+        break;
+      case TaskKind::GradReduce:
+      case TaskKind::ParamGather:
+        std::snprintf(args, sizeof args, R"("microbatch":%d,"layers":"%d-%d","bytes":%.0f,"collective":"%s")",
+                      ti.microbatch, ti.layer_begin, ti.layer_end - 1, ti.bytes, coll_name(ti.coll).c_str());
+        w.x(s, kDp, ts, dur,
+            std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + coll_name(ti.coll), args);
+        break;
+    }
+  }
+  for (const MemorySample& m : ev.memory_samples()) w.counter(m.stage, us(m.time_ns), m.bytes / kGiB);
+  f << "\n]}\n";
+  if (!f) throw InputError("--trace '" + path + "': write failed");
+}
+
+}  // namespace parsim

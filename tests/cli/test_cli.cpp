@@ -1,0 +1,141 @@
+// CLI contract tests (../shared/docs/cli.md): the default command, JSON keys, and one test per bad-input class —
+// exit status 2, one line `parsim: error: …` on stderr naming the value, nothing on stdout.
+#include "run.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+using namespace parsim::testing;
+using nlohmann::json;
+
+TEST_CASE("version and help") {
+  Run v = run_parsim("--version");
+  CHECK(v.status == 0);
+  CHECK(v.out.rfind("parsim 0.", 0) == 0);
+  Run h = run_parsim("--help");
+  CHECK(h.status == 0);
+  for (const char* sub : {"predict", "sweep", "merge", "profile", "calibrate", "validate"}) CHECK(h.out.find(sub) != std::string::npos);
+}
+
+TEST_CASE("the README's first command works as written and predict is the default") {
+  Run r = run_parsim("--model llama7b --plan tp8pp2dp4");
+  CHECK(r.status == 0);
+  CHECK(r.out.find("step time") != std::string::npos);
+  Run p = run_parsim("predict --model llama7b --plan tp8pp2dp4");
+  CHECK(p.out == r.out);
+}
+
+TEST_CASE("JSON output carries the contract's keys") {
+  Run r = run_parsim("--model llama7b --plan tp8pp2dp4 --format json");
+  REQUIRE(r.status == 0);
+  const json j = json::parse(r.out);
+  for (const char* k : {"step_time_s", "mfu", "hfu", "tflops_per_gpu", "tokens_per_s", "bubble_fraction",
+                        "exposed_comm_s", "exposed_comm_by_kind_s", "memory", "model"})
+    CHECK(j.contains(k));
+  for (const char* k : {"tp", "cp", "pp", "dp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
+  for (const char* k : {"peak_gib", "allocated_peak_gib", "capacity_gib", "fits", "weights_gib", "grads_gib",
+                        "optimizer_gib", "activations_gib", "per_stage_peak_gib"})
+    CHECK(j["memory"].contains(k));
+  // Llama-2-7B: 6,738,415,616 parameters (domain-notes §1, recomputed from the HF config).
+  CHECK(j["model"]["params"].get<long long>() == 6738415616LL);
+  // Default global batch (contract): ⌈4,194,304 / 4096⌉ = 1024 sequences, already a multiple of dp·mbs = 4.
+  CHECK(j["settings"]["gbs"].get<long long>() == 1024);
+  CHECK(j["memory"]["per_stage_peak_gib"].size() == 2);
+  CHECK(j["step_time_s"].get<double>() > 0);
+  CHECK(!j.contains("train"));
+}
+
+TEST_CASE("--tokens and --price-per-gpu-hour add time-to-train and cost") {
+  Run r = run_parsim("--model llama7b --plan tp8pp2dp4 --format json --tokens 2T --price-per-gpu-hour 2.5");
+  REQUIRE(r.status == 0);
+  const json j = json::parse(r.out);
+  const double step = j["step_time_s"], tps = j["tokens_per_s"];
+  // days = tokens / tokens_per_s / 86400 (steps rounded up to whole steps: < 1 step of difference).
+  CHECK(j["train"]["days"].get<double>() == doctest::Approx(2e12 / tps / 86400).epsilon(1e-3));
+  CHECK(j["train"]["gpu_hours"].get<double>() == doctest::Approx(j["train"]["days"].get<double>() * 24 * 64));
+  CHECK(j["train"]["cost_usd"].get<double>() == doctest::Approx(j["train"]["gpu_hours"].get<double>() * 2.5));
+  CHECK(step > 0);
+}
+
+TEST_CASE("a plan that does not fit still simulates: exit 0 with fits false") {
+  Run r = run_parsim("--model llama2-70b --plan dp8 --gbs 8 --format json");
+  REQUIRE(r.status == 0);
+  CHECK(json::parse(r.out)["memory"]["fits"] == false);
+}
+
+TEST_CASE("bad input: unknown names and flag values") {
+  for (const char* args : {"--model nosuchmodel --plan tp1", "--model llama7b --plan tp1 --gpu v100",
+                           "--model llama7b --plan tp1 --recompute some", "--model llama7b --plan tp1 --precision int4",
+                           "--model llama7b --plan tp1 --schedule zigzag", "--model llama7b --plan tp1 --format yaml",
+                           "--model llama7b --plan tp1 --bogus-flag", "--model llama7b", "--plan tp8",
+                           "--model llama7b --plan tp8 --gpus-per-node 0"}) {
+    Run r = run_parsim(args);
+    CAPTURE(args);
+    CAPTURE(r.err);
+    CHECK(r.clean_error());
+  }
+  CHECK(run_parsim("--model nosuchmodel --plan tp1").err.find("nosuchmodel") != std::string::npos);
+  CHECK(run_parsim("--model llama7b --plan tp1 --gpu v100").err.find("h100") != std::string::npos);
+}
+
+TEST_CASE("bad input: model files") {
+  const std::string good = R"({"name":"m","layers":4,"hidden":512,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu"})";
+  struct Case {
+    const char* name;
+    std::string content;
+    const char* must_mention;
+  };
+  const Case cases[] = {
+      {"notjson.json", "this is not json", "JSON"},
+      {"truncated.json", good.substr(0, good.size() / 2), "JSON"},
+      {"unknownkey.json", R"({"name":"m","layers":4,"hidden":512,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu","hiden":5})", "hiden"},
+      {"missing.json", R"({"name":"m","layers":4,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu"})", "hidden"},
+      {"zero.json", R"({"name":"m","layers":0,"hidden":512,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu"})", "layers"},
+      {"negative.json", R"({"name":"m","layers":4,"hidden":-512,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu"})", "hidden"},
+      {"heads.json", R"({"name":"m","layers":4,"hidden":500,"heads":8,"kv_heads":8,"ffn_hidden":1024,"vocab":1000,"seq_len":512,"activation":"swiglu"})", "head"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = write_temp(c.name, c.content);
+    Run r = run_parsim("--model " + path + " --plan tp1 --gbs 8");
+    std::remove(path.c_str());
+    CAPTURE(c.name);
+    CAPTURE(r.err);
+    CHECK(r.clean_error());
+    CHECK(r.err.find(c.must_mention) != std::string::npos);
+  }
+  Run missing = run_parsim("--model ./does/not/exist.json --plan tp1");
+  CHECK(missing.clean_error());
+  CHECK(missing.err.find("exist.json") != std::string::npos);
+  // The valid file itself works.
+  const std::string path = write_temp("good.json", good);
+  Run ok = run_parsim("--model " + path + " --plan tp2dp2 --gbs 8");
+  std::remove(path.c_str());
+  CHECK(ok.status == 0);
+}
+
+TEST_CASE("bad input: plan grammar and plans that cannot map onto model or cluster") {
+  for (const char* args : {
+           "--model llama7b --plan tq8",            // unknown term
+           "--model llama7b --plan tp2tp2",         // repeated term
+           "--model llama7b --plan tp0dp4",         // zero degree
+           "--model llama7b --plan tp3",            // 32 heads not divisible by 3
+           "--model llama7b --plan pp64",           // more stages than 32 layers
+           "--model llama7b --plan dp4 --gbs 6",    // global batch not divisible by dp × mbs
+           "--model llama7b --plan cp3 --seq 4096", // sequence not divisible by 2·cp
+           "--model llama7b --plan dp8 --gpu a100 --precision fp8",  // A100 has no fp8
+           "--model llama7b --plan tp8dp2 --gpus-per-node 3",        // tp spans nodes but world is not whole nodes
+           "--model llama7b --plan tp8pp2dp4 --gbs 0",               // non-positive batch
+           "--model llama7b --plan tp8pp2dp4 --seq -5",              // non-positive sequence
+           "--model llama7b --plan tp8pp2dp4 --mbs abc",
+           "--model llama7b --plan pp4vpp2 --schedule 1f1b",         // vpp needs the interleaved schedule
+       }) {
+    Run r = run_parsim(args);
+    CAPTURE(args);
+    CAPTURE(r.err);
+    CHECK(r.clean_error());
+  }
+  CHECK(run_parsim("--model llama7b --plan tp3").err.find("tp") != std::string::npos);
+  CHECK(run_parsim("--model llama7b --plan pp64").err.find("64") != std::string::npos);
+}

@@ -1,0 +1,48 @@
+// Shared helpers for the simulator tests.
+#pragma once
+#include "sim/step/evaluate.hpp"
+
+namespace parsim::testing {
+
+// A Llama-style model with uniform layers and a tiny vocabulary, so that embedding and LM head are negligible and the
+// pipeline stages are uniform (what the closed-form bubble assumes).
+inline ModelSpec uniform_model(int layers = 32) {
+  ModelSpec m;
+  m.name = "uniform";
+  m.layers = layers;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 32;
+  m.head_dim = 128;
+  m.ffn_hidden = 11008;
+  m.vocab = 128;
+  m.seq_len = 4096;
+  return m;
+}
+
+// H100 whose network is free: no latency, practically infinite bandwidth (communication takes ~0 time).
+inline Hardware free_network(Hardware hw) {
+  for (LinkTier* t : {&hw.node.intra, &hw.node.inter}) {
+    t->latency_s = 0;
+    t->bw_Bps_unidir = 1e30;
+    t->efficiency = 1;
+  }
+  hw.node.nic_bits_per_s = 1e31;
+  hw.node.nvls = false;
+  hw.gpu.compute.comm_compute_slowdown = 0;
+  return hw;
+}
+
+inline Scenario scenario(const std::string& model, const std::string& plan, const std::string& gpu = "h100",
+                         std::int64_t gbs = 0, std::int64_t mbs = 1, std::int64_t seq = 0) {
+  ScenarioArgs a;
+  a.model = model;
+  a.plan = plan;
+  a.gpu = gpu;
+  a.gbs = gbs;
+  a.mbs = mbs;
+  a.seq = seq;
+  return make_scenario(a);
+}
+
+}  // namespace parsim::testing
