@@ -1,1 +1,107 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// parsim models/ — activation memory per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models", §4 and Table 2), generalised as in domain-notes §3.
+//
+// Bytes kept from a layer's forward to its backward, per rank, for b sequences of s/c local tokens (CP divides every
+// term by c; remote K/V chunks are transient, Megatron context_parallel.md). e = bytes per activation element (2 for
+// bf16/fp16/fp8, 4 for fp32); dropout masks are 1 byte per element.
+//   Hidden-sized tensors — replicated on the TP ranks, split ÷t only under SP (Korthikanti §4.2.2):
+//     inputs of the norm_layers norms   norm_layers·e·sbh   (GPT: 4sbh)
+//     QKV GEMM input (norm output)      e·sbh               (2sbh)
+//     FFN-in GEMM input (norm output)   e·sbh               (2sbh)
+//     two hidden-dropout masks          2·sbh if dropout    (2sbh)        → GPT total 10sbh, Korthikanti's "10"
+//   TP-split tensors (a/t query heads, kv_r = max(g/t, 1) KV heads, f/t FFN columns per rank):
+//     Q                                 e·sb·(a/t)·d        (2sbh/t)
+//     K and V                           2·e·sb·kv_r·d       (4sbh/t)
+//     O-proj input (attention output)   e·sb·(a/t)·d        (2sbh/t)
+//     FFN                               gated: gate and up outputs + activation output 3·e·sb·f/t;
+//                                       plain: activation input + FFN-out input 2·e·sb·f/t   (16sbh/t at f = 4h)
+//                                                                         → GPT total 24sbh/t, Korthikanti's "24/t"
+//   Attention core (÷t by heads):
+//     flash (default): no s² tensor; the fp32 logsumexp per query row and head, 4·b·(a/t)·(s/c) bytes
+//                      (domain-notes §3; FlashAttention stores O — counted above — and the logsumexp)
+//     no flash: softmax output e·(a/t)·(s/c)·s·b, plus with dropout its 1-byte mask and the dropped-out
+//               probabilities e·(a/t)·(s/c)·s·b                         → GPT: 5as²b/t, Korthikanti's "5as/(ht)"
+// Recompute: selective drops the attention core (Korthikanti §4.3 "selective"; with flash only the logsumexp);
+// full keeps only the layer input e·sbh (÷t when the input is an SP shard) — Table 2's last row.
+// Llama style (RMSNorm, SwiGLU, no dropout, flash, bf16), t = c = 1, no recompute: norm inputs 4 + QKV in 2 + FFN in 2
+// + Q 2 + K,V 4·g/a + O in 2 + FFN 6·f/h, in units of sbh, plus 4·b·a·s of logsumexp. Llama-2-7B (g = a,
+// f/h = 2.6875): 32.125·sbh (domain-notes §3: ≈ 32.1).
+#include "models/model.hpp"
+#include "sim/core/error.hpp"
+
+#include <algorithm>
+
+namespace parsim {
+namespace {
+
+struct Split {
+  double hidden;  // hidden-sized tensors before the SP split
+  double tp;      // tensors already split by TP
+  double core;    // attention-core tensors
+};
+
+Split layer_terms(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  require(b >= 1 && s >= 1, "micro-batch size and sequence length must be positive");
+  require(o.tp >= 1 && o.cp >= 1, "TP and CP degrees must be at least 1, got tp " + std::to_string(o.tp) + ", cp " +
+                                      std::to_string(o.cp));
+  const double t = o.tp, e = activation_element_bytes(o.precision), mask = m.dropout ? 1.0 : 0.0;
+  const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);  // local tokens of the micro-batch
+  const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.d());
+  const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
+  const double f_r = static_cast<double>(m.ffn_hidden) / t;
+  Split x;
+  x.hidden = sb * h * (m.norm_layers * e + 2 * e + 2 * mask);
+  x.tp = sb * (e * a_r * d + 2 * e * kv_r * d + e * a_r * d + (m.gated() ? 3 : 2) * e * f_r);
+  if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
+  else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
+  return x;
+}
+
+double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
+
+}  // namespace
+
+double activation_bytes_per_layer(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  const Split x = layer_terms(m, b, s, o);
+  if (o.recompute == Recompute::Full) {
+    // Only the layer input e·sbh survives (Korthikanti Table 2, "full recompute": 2sbh; ÷t when SP-sharded).
+    return activation_element_bytes(o.precision) * static_cast<double>(s) / o.cp * static_cast<double>(b) *
+           static_cast<double>(m.hidden) / sp_div(o);
+  }
+  const double core = o.recompute == Recompute::Selective ? 0.0 : x.core;
+  return x.hidden / sp_div(o) + x.tp + core;
+}
+
+// Transient bytes during one layer's backward: with full recompute the whole layer is regenerated (its
+// no-recompute footprint); with selective, the recomputed attention core; without recompute nothing extra (the
+// gradient buffers of the layer's own tensors are not modelled here).
+double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  if (o.recompute == Recompute::None) {
+    layer_terms(m, b, s, o);  // same argument checks as the other entry points
+    return 0.0;
+  }
+  ActivationOptions none = o;
+  none.recompute = Recompute::None;
+  if (o.recompute == Recompute::Full) return activation_bytes_per_layer(m, b, s, none);
+  return layer_terms(m, b, s, o).core;
+}
+
+// Korthikanti §4.3: the first stage keeps the embedding-dropout mask, sbh/t bytes per micro-batch with SP
+// (1 byte per element; replicated on the TP ranks without SP). Nothing when training uses no dropout.
+double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  layer_terms(m, b, s, o);
+  if (!m.dropout) return 0.0;
+  return static_cast<double>(s) / o.cp * static_cast<double>(b) * static_cast<double>(m.hidden) / sp_div(o);
+}
+
+// Korthikanti §4.3 output layer: 4sbh/t·(1 + V/h) = final-norm input 2sbh/t + LM-head input 2sbh/t + fp32 logits
+// 4sbV/t. Here with e-byte hidden tensors (÷t only under SP, which Korthikanti assumes) and Megatron's padded V.
+double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  layer_terms(m, b, s, o);
+  const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);
+  const double hidden = 2.0 * activation_element_bytes(o.precision) * sb * static_cast<double>(m.hidden) / sp_div(o);
+  const double logits = 4.0 * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;
+  return hidden + logits;
+}
+
+}  // namespace parsim

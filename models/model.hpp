@@ -33,12 +33,35 @@ struct ModelSpec {
   NormKind norm = NormKind::RMSNorm;
   PositionKind position = PositionKind::RoPE;
 
+  // ---- additions (models engineer) ----
+  // Partial biases, for checkpoints that have some linear biases but not all. `bias` above means every linear layer
+  // (QKV, O, FFN in and out) has one and implies all three. Qwen2: qkv_bias only; Llama `attention_bias`: QKV + O.
+  bool qkv_bias = false;
+  bool out_bias = false;
+  bool ffn_bias = false;
+  // Training applies dropout (attention-probability and hidden dropout, GPT-2/3 and Megatron's 0.1 defaults). Only
+  // activation memory depends on it (1-byte masks, Korthikanti 2022 §4.1); Llama-family training uses none.
+  bool dropout = false;
+  int norm_layers = 2;  // norm layers per transformer layer: 2 (pre-attention, pre-FFN); Gemma 2 has 4
+
+  // Gated FFN (3 weight matrices): SwiGLU, and also the GeGLU of Gemma, which has the same shapes and FLOPs.
   bool gated() const { return activation == FfnActivation::SwiGLU; }
+  // head_dim / kv_heads as the formulas use them: the stored value, or the default when a hand-built spec left 0.
+  std::int64_t d() const { return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0); }
+  std::int64_t g() const { return kv_heads > 0 ? kv_heads : heads; }
+  bool has_qkv_bias() const { return bias || qkv_bias; }
+  bool has_out_bias() const { return bias || out_bias; }
+  bool has_ffn_bias() const { return bias || ffn_bias; }
 };
 
 // ---- loading (model_io.cpp) ----
 // A built-in preset name (case-insensitive, aliases allowed), a parsim model JSON file, or a Hugging Face
 // config.json (recognised by its keys). Throws InputError for every bad input class listed in the README.
+// Policies (details in model_io.cpp): parsim JSON `kv_heads` is optional (default `heads`), `"bias"` also accepts
+// "qkv", optional `"dropout"` (default false). HF configs: families llama, mistral, qwen2, gemma, gemma2, gpt2;
+// shape keys read, known shape-neutral keys ignored, any other key is an error; RoPE models get
+// seq_len = min(max_position_embeddings, 8192), learned-position models n_positions. The returned spec is validated
+// and has head_dim resolved.
 ModelSpec resolve_model(const std::string& name_or_path);
 std::vector<std::string> model_preset_names();
 // Checks sizes are positive, heads divide hidden unless head_dim is given, kv_heads divides heads.
