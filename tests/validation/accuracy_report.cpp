@@ -1,0 +1,113 @@
+// parsim_accuracy — per-row accuracy report on the published measured runs, for calibrating the compute and network
+// models. Not a test: it prints and exits 0 whatever the error (test_validation asserts the bound).
+//
+//   parsim_accuracy [--data FILE] [--sort] [--tsv] [FILTER ...]
+//     FILTER   a source id (S04) or a row id (R0001), case-insensitive; several are OR-ed; none = every row
+//     --sort   rows by |error|, largest first (default: file order)
+//     --tsv    tab-separated rows with a header (for scripts), no per-source table
+//     --data   another CSV with the same columns (default: tests/data/validation/published_runs_usable.csv)
+//
+// Columns: row, source, model, gpu preset, plan/seq/gbs/mbs/recompute/precision, measured and predicted step time,
+// error = (predicted − measured)/measured, predicted MFU, and stage 0's split of the step: compute (union of
+// compute-stream busy time), exposed communication, and the rest (idle: pipeline bubble and waits).
+#include "published_runs.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+using namespace parsim;
+using namespace parsim::validation;
+
+namespace {
+
+constexpr const char* kUsage = "usage: parsim_accuracy [--data FILE] [--sort] [--tsv] [SOURCE_ID|ROW_ID ...]\n";
+
+std::string clip(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+int usage(const char* msg) {
+  std::fprintf(stderr, "parsim_accuracy: %s\n%s", msg, kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data = default_data_path();
+  bool sort = false, tsv = false;
+  std::vector<std::string> filters;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--sort") sort = true;
+    else if (arg == "--tsv") tsv = true;
+    else if (arg == "--data") {
+      if (i + 1 >= argc) return usage("--data needs a file");
+      data = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (arg.rfind("--", 0) == 0) {
+      return usage(("unknown option '" + arg + "'").c_str());
+    } else {
+      filters.push_back(to_lower(arg));
+    }
+  }
+
+  std::vector<PublishedRun> all;
+  try {
+    all = load_published_runs(data);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parsim_accuracy: error: %s\n", e.what());
+    return 2;
+  }
+  std::vector<PublishedRun> runs;
+  for (const auto& r : all) {
+    const bool keep = filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string& f) {
+                        return f == to_lower(r.source_id()) || f == to_lower(r.row_id());
+                      });
+    if (keep) runs.push_back(r);
+  }
+  if (runs.empty()) return usage("no row matches the filter (give source ids like S04 or row ids like R0001)");
+
+  std::vector<RowResult> results = evaluate_runs(runs);
+  std::vector<const RowResult*> order;
+  for (const auto& r : results) order.push_back(&r);
+  if (sort)
+    std::stable_sort(order.begin(), order.end(), [](const RowResult* a, const RowResult* b) {
+      const double ea = a->ok ? std::fabs(a->error) : 1e300, eb = b->ok ? std::fabs(b->error) : 1e300;
+      return ea > eb;
+    });
+
+  if (tsv) {
+    std::printf("row\tsource\tmodel\tgpu\tplan\tseq\tgbs\tmbs\trecompute\tprecision\tsp\tmeasured_s\tpredicted_s\t"
+                "error\tmfu\tcompute0_s\texposed0_s\tidle0_s\tfailure\n");
+    for (const RowResult* r : order) {
+      const StageMetrics s0 = r->report.stages.empty() ? StageMetrics{} : r->report.stages.front();
+      const ScenarioArgs& a = r->args;
+      std::printf("%s\t%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%s\n",
+                  r->run->row_id().c_str(), r->run->source_id().c_str(), r->run->at("model").c_str(), a.gpu.c_str(),
+                  a.plan.c_str(), static_cast<long long>(a.seq), static_cast<long long>(a.gbs),
+                  static_cast<long long>(a.mbs), a.recompute.c_str(), a.precision.c_str(), a.sp ? 1 : 0, r->measured_s,
+                  r->predicted_s, r->error, r->report.mfu, s0.compute_s, s0.exposed_comm_s, s0.idle_s,
+                  r->ok ? "" : r->failure.c_str());
+    }
+    return 0;
+  }
+  std::printf("%-6s %-4s %-14s %-10s %-44s %9s %9s %8s %6s %9s %9s %9s\n", "row", "src", "model", "gpu",
+              "plan seq gbs mbs recompute precision", "meas_s", "pred_s", "err", "mfu", "comp0_s", "expo0_s",
+              "idle0_s");
+  for (const RowResult* r : order) {
+    std::printf("%-6s %-4s %-14s %-10s %-44s ", r->run->row_id().c_str(), r->run->source_id().c_str(),
+                clip(r->run->at("model"), 14).c_str(), clip(r->args.gpu, 10).c_str(),
+                clip(short_args(r->args), 44).c_str());
+    if (!r->ok) {
+      std::printf("FAILED: %s\n", r->failure.c_str());
+      continue;
+    }
+    const StageMetrics s0 = r->report.stages.empty() ? StageMetrics{} : r->report.stages.front();
+    std::printf("%9.3f %9.3f %8s %5.1f%% %9.3f %9.3f %9.3f\n", r->measured_s, r->predicted_s,
+                percent(r->error).c_str(), 100.0 * r->report.mfu, s0.compute_s, s0.exposed_comm_s, s0.idle_s);
+  }
+  std::printf("\n%s", format_source_table(summarize_by_source(results)).c_str());
+  return 0;
+}
