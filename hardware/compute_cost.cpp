@@ -1,1 +1,129 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// parsim hardware/compute_cost.cpp — how long a GEMM, a flash-attention kernel or a memory-bound kernel takes.
+//
+// GEMM (C[m×n] = A[m×k]·B[k×n], 2mnk FLOPs):
+//   time = max(2mnk / (peak · eff), bytes / (HBM bw · hbm_efficiency)) + kernel_overhead_s
+//   eff  = ceiling(precision) × max over CTA tiles (tm×tn) and split-K factors s of
+//            tile_rel(tm,tn) × pad × wave × k_factor
+//   tile_rel = (1 + c/256 + c/128) / (1 + c/tm + c/tn), c = 32: a tile moves (tm+tn)·BK operand elements per
+//              tm·tn·BK MACs, so small tiles spend more of each step on loads; normalised to 256×128 [D, model choice]
+//   pad      = m·n / (⌈m/tm⌉·tm · ⌈n/tn⌉·tn)            (work wasted in partial edge tiles: tile quantisation)
+//   wave     = units / (⌈units/SMs⌉ · SMs), units = ⌈m/tm⌉·⌈n/tn⌉·s   (wave quantisation)
+//   k_factor = kₛ/(kₛ + k_half), kₛ = k/s                 (prologue/epilogue amortised over the main loop)
+//   split-K (s ∈ {1,2,4,8,16}, kₛ ≥ 256) is what cuBLAS/CUTLASS do when the output grid cannot fill the SMs.
+//   bytes = (m·k + k·n)·element_bytes(p) + m·n·activation_element_bytes(p)   (operands once, output once)
+// The ceilings are measured maximum-achievable-matmul (MAMF) over datasheet peak (presets.cpp); the model reproduces
+// the MAMF measurement at its best shape within a few percent (tests/hardware).
+//
+// Worked example (H100 preset, bf16, m = n = k = 8192):
+//   256×128 tiles: 32 × 64 = 2048 tiles, pad = 1, waves = ⌈2048/132⌉ = 16 → wave = 2048/2112 = 0.96970,
+//   k_factor = 8192/8256 = 0.99225, tile_rel = 1 → 0.96218 (128×128: 4096 tiles, 32 waves → 0.9697·0.9167, lower).
+//   eff = (792.1/989.4 = 0.80059) × 0.96218 = 0.77031 → 2·8192³ = 1.09951e12 FLOP / (989.4e12 · 0.77031) = 1.44265 ms;
+//   memory: 3·8192²·2 B = 402.65 MB / (3.35e12 · 0.87) = 0.138 ms (not binding); + 2 µs → 1.44465 ms ≈ 761 TFLOP/s.
+//
+// Attention (flash kernels): time = FLOPs / (peak · eff) + kernel_overhead_s, eff = eff_max · s/(s + s_half) ·
+// min(1, h(d)/h(128)), h(d) = d/(d + attn_head_dim_half); backward FLOPs = 2.5 × forward (FlashAttention benchmark
+// convention, domain notes §2) at the backward's own eff_max and s_half. fp8 training runs attention in bf16
+// (Transformer Engine's default: fp8 dot-product attention is opt-in, NVTE_FP8_DPA / fp8_dpa), so fp8 uses the bf16 peak.
+#include "hardware/hardware.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parsim {
+namespace {
+
+struct Tile {
+  double m, n;
+};
+constexpr Tile kTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+constexpr double kTileLoadCost = 32;  // c in tile_rel [D]
+constexpr int kSplits[] = {1, 2, 4, 8, 16};
+constexpr double kMinSplitK = 256;  // a split-K slice keeps at least this much of k [D]
+
+double tile_rel(const Tile& t) {
+  return (1 + kTileLoadCost / 256 + kTileLoadCost / 128) / (1 + kTileLoadCost / t.m + kTileLoadCost / t.n);
+}
+
+void check_dims(std::int64_t m, std::int64_t n, std::int64_t k) {
+  if (m < 1 || n < 1 || k < 1)
+    throw InputError("GEMM shape " + std::to_string(m) + "×" + std::to_string(n) + "×" + std::to_string(k) +
+                     " is not valid: m, n and k must be ≥ 1");
+}
+
+double ceiling(const Hardware& hw, Precision p) {
+  (void)hw.gpu.peak_flops(p);  // rejects fp8 on GPUs without fp8
+  switch (p) {
+    case Precision::FP8: return hw.gpu.compute.gemm_ceiling_fp8;
+    case Precision::FP32: return hw.gpu.compute.gemm_ceiling_fp32;
+    default: return hw.gpu.compute.gemm_ceiling;
+  }
+}
+
+double attention_efficiency(const ComputeModel& c, double eff_max, double s_half, std::int64_t seq, std::int64_t d) {
+  const double s = static_cast<double>(seq), hd = static_cast<double>(d), dh = c.attn_head_dim_half;
+  const double head = std::min(1.0, (hd / (hd + dh)) / (128.0 / (128.0 + dh)));
+  return eff_max * s / (s + s_half) * head;
+}
+
+double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::int64_t d, Precision p, bool bwd) {
+  if (!(flops >= 0) || !std::isfinite(flops))
+    throw InputError("attention FLOPs must be a finite number ≥ 0, got " + fmt_num(flops));
+  if (seq < 1 || d < 1)
+    throw InputError("attention needs seq ≥ 1 and head_dim ≥ 1, got seq " + std::to_string(seq) + ", head_dim " +
+                     std::to_string(d));
+  if (flops == 0) return 0;
+  (void)hw.gpu.peak_flops(p);
+  const double peak = p == Precision::FP32 ? hw.gpu.peak_fp32 : p == Precision::FP16 ? hw.gpu.peak_fp16 : hw.gpu.peak_bf16;
+  const auto& c = hw.gpu.compute;
+  const double eff = bwd ? attention_efficiency(c, c.attn_bwd_efficiency, c.attn_bwd_seq_half, seq, d)
+                         : attention_efficiency(c, c.attn_fwd_efficiency, c.attn_seq_half, seq, d);
+  return (bwd ? 2.5 : 1.0) * flops / (peak * eff) + c.kernel_overhead_s;
+}
+
+}  // namespace
+
+double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+  check_dims(m, n, k);
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
+  const double sms = hw.gpu.compute.num_sms, k_half = hw.gpu.compute.gemm_k_half;
+  double best = 0;
+  for (const Tile& t : kTiles) {
+    const double tm = std::ceil(M / t.m), tn = std::ceil(N / t.n);
+    const double pad = (M * N) / (tm * t.m * tn * t.n);
+    for (int s : kSplits) {
+      const double ks = K / s;
+      if (s > 1 && ks < kMinSplitK) break;
+      const double units = tm * tn * s;
+      const double wave = units / (std::ceil(units / sms) * sms);
+      best = std::max(best, tile_rel(t) * pad * wave * ks / (ks + k_half));
+    }
+  }
+  return ceiling(hw, p) * best;
+}
+
+double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+  const double eff = gemm_efficiency(hw, m, n, k, p);
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
+  const double t_compute = 2 * M * N * K / (hw.gpu.peak_flops(p) * eff);
+  const double bytes = (M * K + K * N) * element_bytes(p) + M * N * activation_element_bytes(p);
+  const double t_memory = bytes / (hw.gpu.hbm_bandwidth_Bps * hw.gpu.compute.hbm_efficiency);
+  return std::max(t_compute, t_memory) + hw.gpu.compute.kernel_overhead_s;
+}
+
+double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, false);
+}
+
+double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true);
+}
+
+double memory_bound_time_s(const Hardware& hw, double bytes, int kernels) {
+  if (!(bytes >= 0) || !std::isfinite(bytes)) throw InputError("memory traffic must be a finite number of bytes ≥ 0, got " + fmt_num(bytes));
+  if (kernels < 0) throw InputError("kernel count must be ≥ 0, got " + std::to_string(kernels));
+  return bytes / (hw.gpu.hbm_bandwidth_Bps * hw.gpu.compute.hbm_efficiency) + kernels * hw.gpu.compute.kernel_overhead_s;
+}
+
+}  // namespace parsim

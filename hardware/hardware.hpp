@@ -23,6 +23,8 @@ struct ComputeModel {
   double attn_fwd_efficiency = 0.6;   // flash-attention forward at long sequences, fraction of dense peak
   double attn_bwd_efficiency = 0.45;  // flash-attention backward (2.5× the forward's FLOPs)
   double attn_seq_half = 512;         // sequence length at which attention reaches half of that efficiency
+  double attn_bwd_seq_half = 512;     // (addition) same for the backward kernel, which ramps up more slowly
+  double attn_head_dim_half = 40;     // (addition) head-dim roll-off: d/(d+this), normalised to d = 128, capped at 1
   double hbm_efficiency = 0.8;        // achievable fraction of HBM bandwidth for streaming kernels
   double kernel_overhead_s = 4e-6;    // fixed cost per kernel (launch + tail)
   double layer_overhead_s = 0;        // framework/host overhead per layer per pass not hidden by async launch
@@ -56,6 +58,7 @@ struct NodeSpec {
   bool nvls = false;               // NVLink SHARP all-reduce in the switch (H100/H200/B200 NVSwitch)
   double nvls_efficiency = 0.9;    // achieved NVLS algbw / (B·n/(n+1))
   double nvls_latency_s = 25e-6;   // NCCL's flat NVLS latency (src/graph/tuning.cc)
+  int nvls_min_gpus = 5;           // (addition) NCCL enables NVLS from this many GPUs per node (5 H100/H200, 6 B200)
   int nics_per_node = 8;
   double nic_bits_per_s = 400e9;   // per NIC, Gb/s ×1e9 (InfiniBand/RoCE are quoted in bits per second)
   LinkTier inter;                  // bw_Bps_unidir = per-GPU share of the node's NIC bandwidth (bytes/s)
@@ -76,6 +79,18 @@ Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_ove
 std::vector<std::string> hardware_preset_names();
 // The hardware as JSON in the file schema (what `--gpu FILE` accepts); used by `calibrate --out` and the JSON echo.
 std::string hardware_to_json(const Hardware& hw);
+// (additions) A preset by name (case-insensitive, aliases accepted); throws InputError listing the valid names.
+Hardware hardware_preset(const std::string& name);
+// Parses hardware JSON text (the file schema); `origin` names it in errors and in the provenance of overridden fields.
+Hardware parse_hardware_json(const std::string& text, const std::string& origin);
+// Checks every field (peaks > 0, compute fractions in (0,1], link efficiencies > 0, a full mesh has a link per peer);
+// throws InputError naming the field.
+void validate_hardware(const Hardware& hw);
+// Recomputes derived fields (node.inter.bw_Bps_unidir = nics × NIC bytes/s / gpus_per_node). Called by the loaders.
+void finalize_hardware(Hardware& hw);
+// Network bandwidth one GPU gets (bytes/s, nominal, before efficiency) when `concurrent` GPUs of its node use the
+// node's NICs at once: nics·nic/concurrent, at most its own NICs (nics·nic/gpus_per_node) or one NIC, the larger.
+double nic_share_Bps(const NodeSpec& node, int concurrent);
 
 // ---- compute cost (compute_cost.cpp) ----
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead
@@ -109,6 +124,8 @@ struct CollectiveCost {
 };
 // S = bytes of the full buffer: all-reduce buffer, all-gather output, reduce-scatter input, send/recv message.
 // Contract (tests/hardware): time never decreases with bytes; a group of one costs nothing; zero bytes cost latency.
+// SendRecv is one message between neighbours of the group: it crosses the network when the group spans nodes (nodes > 1).
+// Algorithms, Auto's choice and the fallback for a forced algorithm a collective lacks: collectives.cpp's header.
 CollectiveCost collective_time(const Hardware& hw, Collective c, double bytes, const GroupShape& g,
                                CollAlgo algo = CollAlgo::Auto);
 // Bus-bandwidth factor of nccl-tests (doc/PERFORMANCE.md): AR 2(n−1)/n, AG/RS/AllToAll (n−1)/n, others 1.

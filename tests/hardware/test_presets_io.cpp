@@ -1,0 +1,233 @@
+// Presets (numbers and provenance), name resolution, --gpus-per-node, and the hardware JSON schema (round trip, errors).
+#include "hardware/hardware.hpp"
+#include "sim/core/error.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+using namespace parsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+std::string examples_dir() { return std::string(PARSIM_TEST_DATA) + "/../../examples/hardware"; }
+
+fs::path temp_file(const std::string& name, const std::string& text) {
+  fs::path dir = fs::temp_directory_path() / "parsim_test_hardware";
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+// Every leaf of the file form except free-text names, as "gpu.compute.num_sms" style paths.
+void leaves(const nlohmann::json& j, const std::string& prefix, std::vector<std::string>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it.value().is_object()) leaves(it.value(), path, out);
+    else if (it.key() != "name") out.push_back(path);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
+  // Canonical names in the CLI contract (docs/cli.md): a100-40gb, a100-80gb (alias a100), h100, h200, mi300x, b200.
+  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "h100", "h200", "mi300x", "b200"});
+
+  const Hardware h100 = resolve_hardware("h100");
+  // Dense bf16 989.4 TFLOP/s, fp8 1,978.9 (domain notes §8).
+  CHECK(h100.gpu.peak_bf16 == doctest::Approx(989.4e12));
+  CHECK(h100.gpu.peak_fp8 == doctest::Approx(1978.9e12));
+  // CUDA-visible 85,018,279,936 B / 2^30 = 79.18 GiB (an "80 GB" H100), inside the 79.2–79.6 GiB the brief expects.
+  CHECK(h100.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(79.18).epsilon(1e-3));
+  CHECK(h100.gpu.hbm_bandwidth_Bps == doctest::Approx(3.35e12));
+  CHECK(h100.gpu.compute.num_sms == 132);
+  // NVLink4: 900 GB/s bidirectional = 450 GB/s per direction; 8 × 400 Gb/s NDR = 50 GB/s per GPU.
+  CHECK(h100.node.intra.bw_Bps_unidir == doctest::Approx(450e9));
+  CHECK(h100.node.nvls);
+  CHECK(h100.node.inter.bw_Bps_unidir == doctest::Approx(8 * 400e9 / 8 / 8));
+
+  const Hardware a100 = resolve_hardware("a100-40gb");
+  CHECK(!a100.gpu.has_fp8());
+  CHECK(a100.gpu.compute.num_sms == 108);
+  // 42,297,524,224 B = 39.39 GiB (measured totalGlobalMem of an A100-SXM4-40GB).
+  CHECK(a100.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(39.39).epsilon(1e-3));
+  // DGX A100: 8 × HDR 200 Gb/s → 25 GB/s per GPU.
+  CHECK(a100.node.inter.bw_Bps_unidir == doctest::Approx(25e9));
+  CHECK(!a100.node.nvls);
+  CHECK(error_of([&] { (void)a100.gpu.peak_flops(Precision::FP8); }).find("no fp8") != std::string::npos);
+
+  const Hardware b200 = resolve_hardware("b200");
+  CHECK(b200.gpu.compute.num_sms == 148);
+  CHECK(b200.node.intra.bw_Bps_unidir == doctest::Approx(900e9));
+  CHECK(b200.node.nvls_min_gpus == 6);  // NCCL enables NVLS from 6 GPUs on B200 (domain notes §7)
+
+  const Hardware mi = resolve_hardware("mi300x");
+  CHECK(mi.node.topology == IntraTopology::FullMesh);
+  CHECK(mi.node.links_per_gpu == 7);
+  // 7 links × 64 GB/s per direction (AMD's 128 GB/s per link read as bidirectional) = 448 GB/s per GPU.
+  CHECK(mi.node.intra.bw_Bps_unidir == doctest::Approx(448e9));
+  CHECK(mi.gpu.compute.num_sms == 304);
+  CHECK(mi.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(191.69).epsilon(1e-3));
+
+  // H200: same GH100 die as H100 (132 SMs), 139.8 GiB CUDA-visible, 4.8 TB/s.
+  const Hardware h200 = resolve_hardware("h200");
+  CHECK(h200.gpu.compute.num_sms == 132);
+  CHECK(h200.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(139.8));
+  CHECK(h200.gpu.hbm_bandwidth_Bps == doctest::Approx(4.8e12));
+}
+
+TEST_CASE("presets: every number carries its source") {
+  for (const auto& name : hardware_preset_names()) {
+    CAPTURE(name);
+    const Hardware hw = resolve_hardware(name);
+    std::vector<std::string> paths;
+    leaves(nlohmann::json::parse(hardware_to_json(hw)).at("gpu"), "gpu", paths);
+    leaves(nlohmann::json::parse(hardware_to_json(hw)).at("node"), "node", paths);
+    CHECK(paths.size() == 35);  // 7 gpu numbers + 14 compute + gpus_per_node + 9 intra + 4 inter (names excluded)
+    for (const auto& p : paths) {
+      CAPTURE(p);
+      REQUIRE(hw.sources.count(p) == 1);
+      CHECK(hw.sources.at(p).size() > 10);
+    }
+  }
+}
+
+TEST_CASE("names: case-insensitive, alias, unknown names list the valid ones") {
+  CHECK(resolve_hardware("H100").name == "h100");
+  CHECK(resolve_hardware("a100").name == "a100-80gb");
+  const std::string e = error_of([] { (void)resolve_hardware("h900"); });
+  CHECK(e.find("'h900'") != std::string::npos);
+  for (const char* n : {"a100-40gb", "a100-80gb", "h100", "h200", "mi300x", "b200"}) CHECK(e.find(n) != std::string::npos);
+  CHECK(error_of([] { (void)resolve_hardware("/no/such/hw.json"); }).find("/no/such/hw.json") != std::string::npos);
+}
+
+TEST_CASE("--gpus-per-node keeps each GPU's NIC share") {
+  // h100 with 4 GPUs per node: 8 NICs × 4/8 = 4 NICs, each GPU still 400 Gb/s / 8 = 50 GB/s.
+  const Hardware h4 = resolve_hardware("h100", 4);
+  CHECK(h4.node.gpus_per_node == 4);
+  CHECK(h4.node.nics_per_node == 4);
+  CHECK(h4.node.inter.bw_Bps_unidir == doctest::Approx(50e9));
+  CHECK(h4.sources.at("node.gpus_per_node").find("--gpus-per-node 4") != std::string::npos);
+  // 16 per node: 16 NICs.
+  CHECK(resolve_hardware("h100", 16).node.nics_per_node == 16);
+  // 0 = keep the preset's 8.
+  CHECK(resolve_hardware("h100", 0).node.gpus_per_node == 8);
+  CHECK(error_of([] { (void)resolve_hardware("h100", -1); }).find("-1") != std::string::npos);
+  // The MI300X mesh has 7 links per GPU: at most 8 GPUs per node.
+  CHECK(error_of([] { (void)resolve_hardware("mi300x", 16); }).find("links_per_gpu") != std::string::npos);
+  // p4de (4 NICs × 100 Gb/s for 8 GPUs = 50 Gb/s per GPU) at 1 GPU per node: 4·1/8 NICs is not an integer, so the
+  // node gets one NIC at the per-GPU share, 4 × 100 / 8 = 50 Gb/s = 6.25 GB/s.
+  const Hardware p1 = resolve_hardware(examples_dir() + "/aws-p4de.json", 1);
+  CHECK(p1.node.nics_per_node == 1);
+  CHECK(p1.node.nic_bits_per_s == doctest::Approx(50e9));
+  CHECK(p1.node.inter.bw_Bps_unidir == doctest::Approx(6.25e9));
+}
+
+TEST_CASE("JSON: every preset and example round-trips through hardware_to_json identically") {
+  std::vector<std::string> inputs = hardware_preset_names();
+  for (const char* f : {"aws-p4de.json", "aws-p5.json", "gcp-a3mega.json", "h100-roce-4gpu.json"})
+    inputs.push_back(examples_dir() + "/" + f);
+  for (const auto& input : inputs) {
+    CAPTURE(input);
+    const Hardware hw = resolve_hardware(input);
+    const std::string name = fs::path(input).stem().string();
+    const std::string text = hardware_to_json(hw);
+    const fs::path file = temp_file(name + ".json", text);
+    const Hardware back = resolve_hardware(file.string());
+    CHECK(hardware_to_json(back) == text);
+    // Exact equality of the SI values (the writer picks the decimal that converts back bit for bit).
+    CHECK(back.name == hw.name);
+    CHECK(back.gpu.peak_bf16 == hw.gpu.peak_bf16);
+    CHECK(back.gpu.peak_fp8 == hw.gpu.peak_fp8);
+    CHECK(back.gpu.hbm_capacity_bytes == hw.gpu.hbm_capacity_bytes);
+    CHECK(back.gpu.hbm_bandwidth_Bps == hw.gpu.hbm_bandwidth_Bps);
+    CHECK(back.gpu.compute.gemm_ceiling == hw.gpu.compute.gemm_ceiling);
+    CHECK(back.gpu.compute.kernel_overhead_s == hw.gpu.compute.kernel_overhead_s);
+    CHECK(back.node.intra.latency_s == hw.node.intra.latency_s);
+    CHECK(back.node.intra.efficiency == hw.node.intra.efficiency);
+    CHECK(back.node.nvls_efficiency == hw.node.nvls_efficiency);
+    CHECK(back.node.nic_bits_per_s == hw.node.nic_bits_per_s);
+    CHECK(back.node.inter.bw_Bps_unidir == hw.node.inter.bw_Bps_unidir);
+    CHECK(back.node.topology == hw.node.topology);
+    CHECK(back.sources == hw.sources);
+  }
+}
+
+TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
+  const Hardware hw = parse_hardware_json(R"({
+    "name": "my-h100", "base": "h100", "description": "test",
+    "gpu": { "peak_bf16_tflops": 900, "hbm_gib": 80, "compute": { "kernel_overhead_us": 3 } },
+    "node": { "gpus_per_node": 4,
+              "intra": { "latency_us": 2.5 },
+              "inter": { "nics_per_node": 2, "nic_gbits_per_s": 200 } },
+    "sources": { "gpu.hbm_gib": "my measurement" } })",
+                                          "mine.json");
+  CHECK(hw.name == "my-h100");
+  CHECK(hw.gpu.peak_bf16 == doctest::Approx(900e12));
+  CHECK(hw.gpu.hbm_capacity_bytes == doctest::Approx(80 * kGiB));  // GiB = 2^30 bytes
+  CHECK(hw.gpu.compute.kernel_overhead_s == doctest::Approx(3e-6));
+  CHECK(hw.node.intra.latency_s == doctest::Approx(2.5e-6));
+  // 2 NICs × 200 Gb/s / 8 bits / 4 GPUs = 12.5 GB/s per GPU.
+  CHECK(hw.node.inter.bw_Bps_unidir == doctest::Approx(12.5e9));
+  CHECK(hw.gpu.peak_fp8 == doctest::Approx(1978.9e12));  // inherited
+  CHECK(hw.sources.at("gpu.peak_bf16_tflops") == "set in hardware file 'mine.json'");
+  CHECK(hw.sources.at("gpu.hbm_gib") == "my measurement");
+  CHECK(hw.sources.at("gpu.peak_fp8_tflops") == resolve_hardware("h100").sources.at("gpu.peak_fp8_tflops"));
+  // fp8 0 means "no fp8 tensor cores" and is allowed.
+  CHECK(!parse_hardware_json(R"({"base": "h100", "gpu": {"peak_fp8_tflops": 0}})", "x.json").gpu.has_fp8());
+  // Without a name the file path names the hardware.
+  CHECK(parse_hardware_json(R"({"base": "b200"})", "b.json").name == "b.json");
+}
+
+TEST_CASE("JSON: bad input is one InputError naming the key") {
+  auto err = [](const std::string& text) { return error_of([&] { (void)parse_hardware_json(text, "f.json"); }); };
+  CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflop": 900}})").find("peak_bf16_tflop") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpux": {}})").find("gpux") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"intra": {"bandwidth": 1}}})").find("bandwidth") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceilling": 0.5}}})").find("gemm_ceilling") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": 0}})").find("gpu.peak_bf16_tflops must be a number > 0") !=
+        std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"peak_fp8_tflops": -1}})").find("peak_fp8_tflops") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1.5}}})").find("(0, 1]") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"inter": {"efficiency": -0.5}}})").find("node.inter.efficiency") !=
+        std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"gpus_per_node": 0}})").find("gpus_per_node") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"intra": {"topology": "ring"}}})").find("switch or full_mesh") !=
+        std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"intra": {"topology": "full_mesh"}}})").find("full_mesh") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": "fast"}})").find("must be a number") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "sources": {"gpu.hbm_gib": 80}})").find("gpu.hbm_gib") != std::string::npos);
+  CHECK(err(R"({"base": "h900"})").find("h900") != std::string::npos);
+  CHECK(err(R"({"gpu": {"name": "x"}})").find("missing key") != std::string::npos);  // no base: everything required
+  CHECK(err(R"({"base": "h100", )").find("not valid JSON") != std::string::npos);
+}
+
+TEST_CASE("examples/hardware: every example file loads") {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator(examples_dir())) {
+    if (entry.path().extension() != ".json") continue;
+    CAPTURE(entry.path().string());
+    const Hardware hw = resolve_hardware(entry.path().string());
+    CHECK(hw.gpu.peak_bf16 > 0);
+    ++n;
+  }
+  CHECK(n >= 4);
+  // aws-p5: 32 EFA × 100 Gb/s = 400 GB/s per node = 50 GB/s per GPU.
+  CHECK(resolve_hardware(examples_dir() + "/aws-p5.json").node.inter.bw_Bps_unidir == doctest::Approx(50e9));
+}
