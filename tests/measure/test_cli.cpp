@@ -1,0 +1,92 @@
+// CLI-level checks of profile / calibrate / validate through the parsim binary: exit codes, one-line errors, JSON.
+#include "helpers.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+namespace {
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+Run run(const std::string& args) {
+  const auto err_path = (measure_test::temp_dir() / "stderr.txt").string();
+  const std::string cmd = std::string(PARSIM_BIN) + " " + args + " 2>" + err_path;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = measure_test::read_bytes(err_path);
+  return r;
+}
+
+void check_error_line(const Run& r) {
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err.rfind("parsim: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.out.empty());
+}
+
+const std::string kNccl = measure_test::data("profiles/hta-nccl-meta-2rank-a100/nccl_data.json.gz");
+}  // namespace
+
+TEST_CASE("profile: JSON per rank with the contract's keys") {
+  const auto r = run("profile " + kNccl + " --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["ranks"].size() == 1);
+  for (const char* key : {"rank", "total_s", "compute_s", "comm_s", "exposed_comm_s", "idle_s", "memcpy_s"})
+    CHECK(j["ranks"][0].contains(key));
+  CHECK(j.contains("collectives"));
+  // TraceLens: total 660.551 ms (REF_tracelens_gpu_timeline.json)
+  CHECK(j["ranks"][0]["total_s"].get<double>() == doctest::Approx(0.660551).epsilon(1e-4));
+  const auto t = run("profile " + kNccl);
+  CHECK(t.status == 0);
+  CHECK(t.out.find("compute") != std::string::npos);
+}
+
+TEST_CASE("profile: broken and empty inputs exit 2 with one line") {
+  const std::string bytes = measure_test::read_bytes(kNccl);
+  check_error_line(run("profile " + measure_test::write_text("cli_trunc.json.gz", bytes.substr(0, bytes.size() / 2))));
+  check_error_line(run("profile " + measure_test::write_text("cli_cpu.json",
+                                                             R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":0,"dur":1}]})")));
+  check_error_line(run("profile /nonexistent/trace.json"));
+  check_error_line(run("profile " + kNccl + " --format xml"));
+}
+
+TEST_CASE("calibrate: JSON keys, --out, bad input") {
+  const auto table = measure_test::data("nccl/gcp_a3mega_2node_16xH100_all_reduce.txt");
+  const auto r = run("calibrate " + table + " --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"collective", "ranks", "alpha_us", "busbw_gbps", "r2", "points"}) CHECK(j.contains(key));
+  CHECK(j["ranks"] == 16);
+  const auto out = (measure_test::temp_dir() / "cli_hw.json").string();
+  const auto w = run("calibrate " + table + " --out " + out);
+  CHECK(w.status == 0);
+  // The written file is accepted by --gpu (predict parses it and exits 0).
+  const auto p = run("predict --model llama2-7b --plan tp8dp2 --gpu " + out + " --format json");
+  CHECK(p.status == 0);
+  check_error_line(run("calibrate " + measure_test::write_text("cli_junk.txt", "no table\n")));
+}
+
+TEST_CASE("validate: both columns and relative errors; missing flags exit 2") {
+  const auto r = run("validate --profile " + kNccl + " --model llama2-7b --plan dp2 --gpu a100 --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* side : {"predicted", "measured", "relative_error"})
+    for (const char* key : {"step_time_s", "compute_s", "comm_s", "exposed_comm_s", "idle_s"}) CHECK(j[side].contains(key));
+  const double p = j["predicted"]["step_time_s"], m = j["measured"]["step_time_s"];
+  CHECK(j["relative_error"]["step_time_s"].get<double>() == doctest::Approx((p - m) / m));
+  check_error_line(run("validate --profile " + kNccl + " --plan dp2"));
+}
