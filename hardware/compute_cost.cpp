@@ -67,7 +67,8 @@ double attention_efficiency(const ComputeModel& c, double eff_max, double s_half
   return eff_max * s / (s + s_half) * head;
 }
 
-double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::int64_t d, Precision p, bool bwd) {
+double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::int64_t d, Precision p, bool bwd,
+                      bool causal) {
   if (!(flops >= 0) || !std::isfinite(flops))
     throw InputError("attention FLOPs must be a finite number ≥ 0, got " + fmt_num(flops));
   if (seq < 1 || d < 1)
@@ -77,8 +78,9 @@ double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::i
   (void)hw.gpu.peak_flops(p);
   const double peak = p == Precision::FP32 ? hw.gpu.peak_fp32 : p == Precision::FP16 ? hw.gpu.peak_fp16 : hw.gpu.peak_bf16;
   const auto& c = hw.gpu.compute;
-  const double eff = bwd ? attention_efficiency(c, c.attn_bwd_efficiency, c.attn_bwd_seq_half, seq, d)
-                         : attention_efficiency(c, c.attn_fwd_efficiency, c.attn_seq_half, seq, d);
+  const double eff = c.sustained_efficiency * (causal ? c.attn_causal_efficiency : 1.0) *
+                     (bwd ? attention_efficiency(c, c.attn_bwd_efficiency, c.attn_bwd_seq_half, seq, d)
+                          : attention_efficiency(c, c.attn_fwd_efficiency, c.attn_seq_half, seq, d));
   return (bwd ? 2.5 : 1.0) * flops / (peak * eff) + c.kernel_overhead_s;
 }
 
@@ -100,7 +102,7 @@ double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::
       best = std::max(best, tile_rel(t) * pad * wave * ks / (ks + k_half));
     }
   }
-  return ceiling(hw, p) * best;
+  return ceiling(hw, p) * best * hw.gpu.compute.sustained_efficiency;
 }
 
 double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
@@ -112,12 +114,14 @@ double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int6
   return std::max(t_compute, t_memory) + hw.gpu.compute.kernel_overhead_s;
 }
 
-double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p) {
-  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, false);
+double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
+                            bool causal) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, false, causal);
 }
 
-double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p) {
-  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true);
+double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
+                            bool causal) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true, causal);
 }
 
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels) {

@@ -29,6 +29,12 @@ struct ComputeModel {
   double kernel_overhead_s = 4e-6;    // fixed cost per kernel (launch + tail)
   double layer_overhead_s = 0;        // framework/host overhead per layer per pass not hidden by async launch
   double comm_compute_slowdown = 0.0; // fractional compute slowdown while a communication kernel shares the SMs
+  double sustained_efficiency = 1.0;  // fraction of the microbenchmark throughput (MAMF, kernel papers) that GEMMs and
+                                      // attention sustain inside a full training step: clocks under whole-node power
+                                      // load, cache/HBM interference between neighbouring kernels. Fitted to measured
+                                      // runs (tests/validation), one value per GPU generation.
+  double attn_causal_efficiency = 1.0;  // causal kernels relative to the non-causal curves the efficiencies come from
+  double fp8_cast_bytes_per_element = 3.0;  // fp8 recipes (TE) cast each GEMM operand: read 16-bit, write 8-bit
 };
 
 struct GpuSpec {
@@ -97,8 +103,11 @@ double nic_share_Bps(const NodeSpec& node, int concurrent);
 double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
 double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
 // Flash-attention kernels: forward / backward time for `flops_fwd` forward FLOPs at sequence length seq_kv.
-double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p);
-double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p);
+// `causal`: a causally masked kernel (FLOPs already halved by the caller) at attn_causal_efficiency of the curve.
+double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
+                            bool causal = false);
+double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
+                            bool causal = false);
 // Memory-bound kernels (norms, activations, optimizer): bytes over achievable HBM bandwidth.
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels = 1);
 

@@ -82,15 +82,33 @@ StepCosts compute_step_costs(const Scenario& sc) {
     gemm_wgrad += gemm_time_s(hw, g.k, g.n, g.m, tr.precision);  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
   }
   const double attn_flops = lw.attention.forward_flops();
-  const double attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision);
-  const double attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision);
+  const double attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                             lw.attention.causal);
+  const double attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                             lw.attention.causal);
   // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward.
   const double elem_f = memory_bound_time_s(hw, lw.elementwise_bytes_fwd, 10);
   const double elem_b = memory_bound_time_s(hw, 2 * lw.elementwise_bytes_fwd, 12);
+  // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
+  // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
+  // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
+  // speed-up is well below the 2× of its peak (Micikevicius et al. 2022, arXiv 2209.05433; TE docs).
+  double cast_f = 0, cast_b = 0;
+  if (tr.precision == Precision::FP8) {
+    const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
+    double in_f = 0, in_b = 0;
+    for (const GemmShape& g : lw.gemms) {
+      const double M = static_cast<double>(g.m), N = static_cast<double>(g.n), K = static_cast<double>(g.k);
+      in_f += cb * (M * K + K * N);
+      in_b += cb * M * N + 2.0 * (M * K + K * N + M * N);
+    }
+    cast_f = memory_bound_time_s(hw, in_f, 2 * static_cast<int>(lw.gemms.size()));
+    cast_b = memory_bound_time_s(hw, in_b, 4 * static_cast<int>(lw.gemms.size()));
+  }
   const double overhead = hw.gpu.compute.layer_overhead_s;
 
   PassCost fwd;
-  fwd.compute_s = gemm_f + attn_f + elem_f + overhead;
+  fwd.compute_s = gemm_f + attn_f + elem_f + cast_f + overhead;
   // TP: without SP, 2 all-reduces of A per layer forward and 2 backward (Shoeybi 2019 §3, f/g operators).
   // With SP, each all-reduce becomes an all-gather + reduce-scatter of the same A (Korthikanti 2022 §4.2.2), and the
   // backward re-gathers the two layer inputs for the weight gradients (MCore), overlapped with the dgrad GEMMs.
@@ -120,7 +138,7 @@ StepCosts compute_step_costs(const Scenario& sc) {
   }
 
   PassCost bwd;
-  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + overhead;
+  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b + overhead;
   add_tp(c, bwd, tp_b, gemm_dgrad + gemm_wgrad);
   if (tp_regather > 0) {
     bwd.tp_s += tp_regather;
@@ -146,12 +164,17 @@ StepCosts compute_step_costs(const Scenario& sc) {
     add_tp(c, out.embed_fwd, e, 0);
   }
   const GemmShape head = lm_head_gemm(m, b, s, t, cp);
-  const double logits_bytes = tokens_local * static_cast<double>(head.n) * 4.0;  // fp32 logits (Korthikanti §4.3)
-  out.head_fwd.compute_s = gemm_time_s(hw, head.m, head.n, head.k, tr.precision) +
-                           memory_bound_time_s(hw, 2 * logits_bytes + A / (tr.sp ? t : 1), 4) + overhead;
-  out.head_bwd.compute_s = gemm_time_s(hw, head.m, head.k, head.n, tr.precision) +
-                           gemm_time_s(hw, head.k, head.n, head.m, tr.precision) +
-                           memory_bound_time_s(hw, 2 * logits_bytes, 3) + overhead;
+  // The output layer stays in 16 bit under fp8 recipes (TE / Megatron keep the first and last layers in bf16).
+  const Precision head_prec = tr.precision == Precision::FP8 ? Precision::BF16 : tr.precision;
+  // Cross-entropy on fp32 logits (Korthikanti §4.3), per logit: forward casts the 16-bit GEMM output up (read 2,
+  // write 4) and runs log-softmax (read 4, write 4) = 14 B; backward writes the softmax gradient (read 4, write 4)
+  // and casts it down for the GEMMs (read 4, write 2) = 14 B.
+  const double logits = tokens_local * static_cast<double>(head.n);
+  out.head_fwd.compute_s = gemm_time_s(hw, head.m, head.n, head.k, head_prec) +
+                           memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4) + overhead;
+  out.head_bwd.compute_s = gemm_time_s(hw, head.m, head.k, head.n, head_prec) +
+                           gemm_time_s(hw, head.k, head.n, head.m, head_prec) +
+                           memory_bound_time_s(hw, 14 * logits, 3) + overhead;
   if (t > 1) {
     // SP: the LM head input is all-gathered forward and reduce-scattered backward; without SP its input gradient is
     // all-reduced backward. The vocab-parallel cross-entropy all-reduces only 3 floats per token (negligible).

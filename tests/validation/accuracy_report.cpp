@@ -40,7 +40,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--sort") sort = true;
     else if (arg == "--tsv") tsv = true;
-    else if (arg == "--data") {
+    else if (arg == "--hw-dir") {
+      if (i + 1 >= argc) return usage("--hw-dir needs a folder");
+      hardware_override_dir() = argv[++i];
+    } else if (arg == "--data") {
       if (i + 1 >= argc) return usage("--data needs a file");
       data = argv[++i];
     } else if (arg == "-h" || arg == "--help") {

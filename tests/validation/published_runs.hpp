@@ -276,8 +276,18 @@ inline ScenarioArgs scenario_args(const PublishedRun& run) {
 }
 
 // The row as a validated Scenario (throws InputError prefixed with the row id).
+// Calibration aid (parsim_accuracy --hw-dir): hardware files named <preset>.json in this folder replace the presets.
+inline std::string& hardware_override_dir() {
+  static std::string dir;
+  return dir;
+}
+
 inline Scenario make_run_scenario(const PublishedRun& run) {
   ScenarioArgs a = scenario_args(run);
+  if (!hardware_override_dir().empty()) {
+    const std::string f = hardware_override_dir() + "/" + a.gpu + ".json";
+    if (std::ifstream(f).good()) a.gpu = f;
+  }
   if (trim(run.at("parsim_model_json")).empty()) throw InputError(run.row_id() + ": parsim_model_json is empty");
   TempModelFile model(run.at("parsim_model_json"));
   a.model = model.path();
