@@ -6,13 +6,16 @@
 #include "sim/core/types.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace parsim {
 
 enum class Sharding { None, Zero1, Zero2, Zero3, FSDP, HSDP };  // None = plain DDP (`zero0`)
-std::string to_string(Sharding s);
+std::string to_string(Sharding s);  // the plan term: zero0, zero1, zero2, zero3, fsdp, hsdp
+// Accepts a plan term (`zero2`, `fsdp`, `hsdp`), `none`/`ddp`, or a bare ZeRO stage `0`..`3` (case-insensitive).
+Sharding parse_sharding(const std::string& s);
 
 struct Plan {
   int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
@@ -25,6 +28,9 @@ struct Plan {
 };
 // Grammar of ../shared/docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1.
 // Errors (InputError): unknown term, repeated term, zero degree, two sharding terms, hsdp N not dividing dp.
+// Also: a term without its number (`tp`), a number after `fsdp`, degrees above 2^20 or a world above 2^24 GPUs.
+// `hsdp<N>` with N == dp (one shard group = fsdp) and N == 1 (nothing sharded) are accepted as written and reported
+// by plan_warnings(); to_string() keeps them as hsdp<N>, so the string round-trips.
 Plan parse_plan(const std::string& text);
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
@@ -46,6 +52,7 @@ struct TrainingConfig {
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
   bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
+  bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
   std::int64_t micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
 };
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
@@ -56,13 +63,23 @@ std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);
 // pp·vpp ≤ layers, gbs % (dp·mbs) == 0, seq % (2·cp) == 0 when cp > 1, fp8 only where the GPU has it, interleaved
 // needs vpp > 1 (and vpp > 1 needs m % pp == 0, Megatron), world % gpus_per_node when tp spans nodes, …
 void validate_plan(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
+// The same checks without throwing: the message validate_plan would throw, or nullopt when the plan is valid
+// (the sweep filters with it: no exceptions in the hot path).
+std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 // Non-fatal remarks worth reporting (e.g. "tp8 spans 2 nodes", "kv heads replicated 2x").
 std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 
 // Layers per model chunk, Megatron-Core style: pp·vpp chunks; chunk index = v·pp + stage (virtual stage v on
 // pipeline rank `stage`). Layers that do not divide evenly are spread as evenly as possible with the remainder
 // going to the middle chunks first so that the first and last stages (embedding, LM head) are lighter.
+// Rule (plan.cpp): q = ⌊L/C⌋, r = L mod C over C = pp·vpp chunks; the C − r chunks that get q layers are taken
+// from the two ends inwards, alternately (chunk 0, chunk C−1, chunk 1, chunk C−2, …), the rest get q + 1. This is
+// Megatron-Core's --account-for-embedding/loss-in-pipeline-split outcome (the embedding and the loss each take a
+// layer's slot in the first and last chunk): Llama-3.1-405B 126 layers on pp8×vpp8 → chunks 0 and 63 get 1, the other
+// 62 get 2; BLOOM-176B 70 layers on pp12 → 5,6×10,5. Throws InputError when C > L or a value is not positive.
 std::vector<int> layers_per_chunk(int layers, int pp, int vpp);
+// Layers held by each pipeline stage (sum over its vpp chunks).
+std::vector<int> layers_per_stage(int layers, int pp, int vpp);
 
 // ---- rank layout (layout.cpp) ----
 // Megatron order tp-cp-dp-pp: rank = tp_i + tp·(cp_i + cp·(dp_i + dp·pp_i)); consecutive ranks fill a node.
@@ -76,7 +93,14 @@ enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica };
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // Placement of that group on nodes of gpus_per_node GPUs, and how many GPUs per node run the same kind of
 // collective at once (for NIC sharing) — the input of collective_time().
+// Groups of one kind are translates of each other; when they sit the same way on every node (always for power-of-two
+// degrees and whole nodes) the shape is exact with size = per_node × nodes. Otherwise (e.g. dp3 groups straddling
+// 8-GPU nodes) the worst group is reported: its node count, per_node = ⌈size / nodes⌉. concurrent_per_node counts the
+// GPUs of the busiest node whose group of this kind leaves the node (they share its NICs); it is 1, never 0, for
+// groups that stay inside one node (no NIC traffic, the value does not matter there).
+// HSDP groups use hsdp_group (0 = the whole DP group shards: HSDPShard = DP, HSDPReplica = a group of one).
 GroupShape group_shape(const Plan& p, GroupKind kind, int gpus_per_node);
+std::string to_string(GroupKind k);
 
 // ---- pipeline schedules (schedule.cpp) — each schedule is data: the order of passes on each stage ----
 struct PipeOp {
@@ -95,15 +119,21 @@ struct SpaceFilter {
   std::vector<Sharding> sharding;             // empty = any
   std::vector<Recompute> recompute;           // empty = any
   std::vector<int> sp;                        // {0,1}; empty = any
-  int max_tp_per_node = 0;                    // 0 = gpus_per_node
+  int max_tp_per_node = 0;                    // 0 = gpus_per_node (no limit when `tp` lists values)
+  std::vector<Schedule> schedule;             // empty = 1F1B (+ interleaved where vpp > 1); GPipe only when listed
 };
 struct Candidate {
   Plan plan;
   TrainingConfig train;
 };
 // Every structurally valid (plan, settings) for `gpus` GPUs: tp·pp·dp·cp = gpus, vpp with ≥ 1 layer per chunk,
-// mbs dividing gbs/dp, sharding, recompute, sp (only when tp > 1), schedule. Deterministic order.
+// mbs dividing gbs/dp, sharding, recompute, sp (only when tp > 1), schedule. Deterministic order. Every candidate
+// passes validate_plan. The space and its defaults are documented in space.cpp. base.seq = 0 → the model's seq_len;
+// base.gbs = 0 → sweep_default_gbs(seq) for every candidate.
 std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, int gpus, const TrainingConfig& base,
                                        const SpaceFilter& f);
+// A sweep compares plans at one global batch: ⌈4,194,304 / seq⌉ sequences (the contract's ~4M tokens), not rounded
+// per plan; plans whose dp × mbs does not divide it are not in the space.
+std::int64_t sweep_default_gbs(std::int64_t seq);
 
 }  // namespace parsim

@@ -1,1 +1,158 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// parsim plans/ — the plan space a sweep searches.
+//
+// The space for `gpus` GPUs, in this (deterministic) nesting order, outermost first:
+//   tp   divisors of gpus with tp | heads and KV heads split or replicated (validate.cpp), tp ≤ max_tp_per_node
+//        (default: gpus per node, or no limit when the filter lists tp values), and tp | gpus_per_node or a
+//        multiple of it.
+//   cp   powers of two (any listed value with --cp) dividing gpus/tp, with seq % (2·cp) == 0.
+//   pp   divisors of gpus/(tp·cp) with pp ≤ layers;  dp = gpus/(tp·cp·pp), which must divide the global batch.
+//   vpp  1, and for pp > 1 every v ≥ 2 with pp·v ≤ layers whose chunks are even (layers % (pp·v) == 0) or even once
+//        the embedding and the loss take a layer's slot each ((layers + 2) % (pp·v) == 0, Megatron-Core's
+//        --account-for-embedding/loss-in-pipeline-split; Llama-3.1-405B's 126 layers on pp8×vpp8); any listed value
+//        with --vpp. pp2 interleaving only with overlapped P2P (Megatron-LM).
+//   schedule  1F1B for vpp = 1, interleaved for vpp > 1; GPipe only when the filter lists it (it is never faster than
+//        1F1B and holds m micro-batches of activations).
+//   mbs  powers of two (any listed value with --mbs) dividing gbs/dp; interleaving needs m = gbs/(dp·mbs) % pp == 0.
+//   sharding  zero0 (DDP); zero1/zero2/zero3/fsdp when the DP×CP group has more than one rank (Megatron-Core shards
+//        the distributed optimizer over DP×CP); zero2/zero3 not with pp > 1 unless listed (DeepSpeed's pipeline engine
+//        refuses them); hsdp with shard groups of gpus_per_node/(tp·cp) DP ranks (one node) when that is > 1, below
+//        dp and divides it.
+//   recompute none, selective, full.
+//   sp   off, and on when tp > 1 and tp divides the tokens per CP rank.
+// Precision and the remaining TrainingConfig fields come from `base`. Every candidate passes validate_plan.
+#include "plans/plan.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <algorithm>
+
+namespace parsim {
+
+namespace {
+
+template <class T>
+bool allowed(const std::vector<T>& list, T v) {
+  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+}
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, int gpus, const TrainingConfig& base,
+                                       const SpaceFilter& f) {
+  require(gpus > 0, "--gpus must be a positive integer, got " + std::to_string(gpus));
+  require(m.layers > 0 && m.heads > 0 && m.kv_heads > 0, "model " + m.name + " needs positive layers and heads");
+  const int G = hw.node.gpus_per_node;
+  require(G > 0, "gpus_per_node must be a positive integer, got " + std::to_string(G));
+  TrainingConfig t = base;
+  if (t.seq <= 0) t.seq = m.seq_len;
+  require(t.seq > 0, "sequence length must be a positive integer, got " + std::to_string(t.seq));
+  if (t.gbs <= 0) t.gbs = sweep_default_gbs(t.seq);
+  if (t.precision == Precision::FP8 && !hw.gpu.has_fp8())
+    throw InputError("--precision fp8 needs fp8 tensor cores, which " + hw.gpu.name +
+                     " does not have (choose bf16, fp16 or fp32)");
+  // An explicit --tp list is taken at its word (tp16 on 8-GPU nodes spans two); otherwise tp stays in a node.
+  const int max_tp = f.max_tp_per_node > 0 ? f.max_tp_per_node : (f.tp.empty() ? G : gpus);
+  const int L = m.layers;
+
+  std::vector<Candidate> out;
+  for (int tp : divisors(gpus)) {
+    if (!allowed(f.tp, tp) || tp > max_tp) continue;
+    if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
+    if (G % tp != 0 && tp % G != 0) continue;
+    for (int cp : divisors(gpus / tp)) {
+      if (f.cp.empty() ? !is_pow2(cp) : !allowed(f.cp, cp)) continue;
+      if (cp > 1 && t.seq % (2 * std::int64_t{cp}) != 0) continue;
+      for (int pp : divisors(gpus / (tp * cp))) {
+        if (!allowed(f.pp, pp) || pp > L) continue;
+        const int dp = gpus / (tp * cp * pp);
+        if (!allowed(f.dp, dp) || t.gbs % dp != 0) continue;
+        const std::int64_t per_replica = t.gbs / dp;
+
+        std::vector<int> vpps;
+        if (allowed(f.vpp, 1)) vpps.push_back(1);
+        if (pp > 1 && (pp > 2 || t.overlap_p2p))
+          for (int v = 2; std::int64_t{pp} * v <= L; ++v) {
+            const int chunks = pp * v;
+            const bool even = L % chunks == 0 || (L + 2) % chunks == 0;
+            if (f.vpp.empty() ? even : allowed(f.vpp, v)) vpps.push_back(v);
+          }
+
+        for (int vpp : vpps) {
+          std::vector<Schedule> schedules;
+          if (vpp > 1) {
+            if (f.schedule.empty() || allowed(f.schedule, Schedule::Interleaved)) schedules.push_back(Schedule::Interleaved);
+          } else if (pp == 1) {
+            // No pipeline: the schedule does not matter; one candidate.
+            if (f.schedule.empty() || allowed(f.schedule, Schedule::OneFOneB)) schedules.push_back(Schedule::OneFOneB);
+            else if (allowed(f.schedule, Schedule::GPipe)) schedules.push_back(Schedule::GPipe);
+          } else {
+            if (f.schedule.empty() || allowed(f.schedule, Schedule::OneFOneB)) schedules.push_back(Schedule::OneFOneB);
+            if (allowed(f.schedule, Schedule::GPipe) && !f.schedule.empty()) schedules.push_back(Schedule::GPipe);
+          }
+          for (Schedule sched : schedules) {
+            std::vector<std::int64_t> mbss;
+            for (std::int64_t mbs = 1; mbs <= per_replica; ++mbs) {
+              if (per_replica % mbs != 0) continue;
+              if (f.mbs.empty() ? !is_pow2(mbs) : !allowed(f.mbs, static_cast<int>(mbs))) continue;
+              if (vpp > 1 && (per_replica / mbs) % pp != 0) continue;
+              mbss.push_back(mbs);
+            }
+            for (std::int64_t mbs : mbss) {
+              std::vector<Plan> plans;
+              Plan p;
+              p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.vpp = vpp;
+              const bool dp_group = dp * cp > 1;
+              const Sharding kinds[] = {Sharding::None, Sharding::Zero1, Sharding::Zero2,
+                                        Sharding::Zero3, Sharding::FSDP, Sharding::HSDP};
+              for (Sharding s : kinds) {
+                if (!allowed(f.sharding, s)) continue;
+                p.sharding = s;
+                p.hsdp_group = 0;
+                if (s == Sharding::None) {
+                  plans.push_back(p);
+                } else if (s == Sharding::HSDP) {
+                  if ((tp * cp) >= G || G % (tp * cp) != 0) continue;
+                  const int n = G / (tp * cp);
+                  if (n <= 1 || n >= dp || dp % n != 0) continue;
+                  p.hsdp_group = n;
+                  plans.push_back(p);
+                } else {
+                  if (!dp_group) continue;
+                  if ((s == Sharding::Zero2 || s == Sharding::Zero3) && pp > 1 && f.sharding.empty()) continue;
+                  plans.push_back(p);
+                }
+              }
+              for (const Plan& plan : plans)
+                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                  if (!allowed(f.recompute, r)) continue;
+                  for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
+                    if (!allowed(f.sp, sp)) continue;
+                    if (sp && (t.seq / cp) % tp != 0) continue;
+                    Candidate c{plan, t};
+                    c.train.mbs = mbs;
+                    c.train.recompute = r;
+                    c.train.sp = sp != 0;
+                    c.train.schedule = sched;
+                    if (plan_error(c.plan, m, hw, c.train)) continue;  // safety net: the loops above already agree
+                    out.push_back(std::move(c));
+                  }
+                }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace parsim

@@ -1,1 +1,162 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// parsim plans/ — a plan checked against model, cluster and training settings. Each check cites the framework rule it
+// mirrors; each message names the offending value and what would be valid (one line, ../shared/docs/cli.md "Errors").
+#include "plans/plan.hpp"
+
+#include "sim/core/error.hpp"
+
+#include <string>
+
+namespace parsim {
+
+namespace {
+
+std::string S(std::int64_t v) { return std::to_string(v); }
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out;
+}
+
+std::string model_name(const ModelSpec& m) { return m.name.empty() ? std::string("the model") : m.name; }
+
+// tp degrees the attention heads allow: tp | heads, and kv_heads either split (tp | kv) or replicated (kv | tp).
+bool tp_fits_heads(int tp, const ModelSpec& m) {
+  if (m.heads % tp != 0) return false;
+  return m.kv_heads % tp == 0 || tp % m.kv_heads == 0;
+}
+
+std::vector<int> valid_tps(const ModelSpec& m) {
+  std::vector<int> out;
+  for (int t = 1; t <= m.heads; ++t)
+    if (tp_fits_heads(t, m)) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
+  const std::string plan = p.to_string();
+  // Degrees (a Plan built in code rather than parsed).
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1)
+    return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp and vpp are positive integers)";
+  if (p.sharding == Sharding::HSDP && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
+    return "hsdp" + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
+           " (the shard group size must divide the data-parallel degree)";
+  if (m.layers < 1 || m.heads < 1 || m.kv_heads < 1)
+    return "model " + model_name(m) + " needs positive layers, heads and kv_heads (got " + S(m.layers) + ", " +
+           S(m.heads) + ", " + S(m.kv_heads) + ")";
+  if (hw.node.gpus_per_node < 1) return "gpus_per_node must be a positive integer, got " + S(hw.node.gpus_per_node);
+  if (t.seq <= 0) return "sequence length must be a positive integer, got " + S(t.seq);
+  if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
+  if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
+
+  // Tensor parallelism splits attention heads across ranks (Shoeybi et al. 2019 §3): tp | heads. GQA KV heads are
+  // split when tp | kv_heads, else replicated tp/kv times (Megatron-Core: num_query_groups < tp copies each group).
+  if (m.heads % p.tp != 0)
+    return "tp" + S(p.tp) + " does not divide the " + S(m.heads) + " attention heads of " + model_name(m) +
+           " (valid tp: " + join_ints(valid_tps(m)) + ")";
+  if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
+    return "tp" + S(p.tp) + " neither divides nor is a multiple of the " + S(m.kv_heads) + " KV heads of " +
+           model_name(m) + " (valid tp: " + join_ints(valid_tps(m)) + ")";
+  // A TP group must tile the nodes: inside one node (tp | gpus_per_node) or whole nodes (gpus_per_node | tp).
+  const int gpn = hw.node.gpus_per_node;
+  if (gpn % p.tp != 0 && p.tp % gpn != 0)
+    return "tp" + S(p.tp) + " does not fit nodes of " + S(gpn) + " GPUs (tp must divide " + S(gpn) +
+           " or be a multiple of it)";
+
+  // Pipeline: at least one layer per model chunk (Megatron-Core splits the decoder into pp·vpp chunks).
+  const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
+  if (chunks > m.layers)
+    return "pp" + S(p.pp) + (p.vpp > 1 ? " × vpp" + S(p.vpp) : std::string()) + " = " + S(chunks) +
+           " pipeline chunks exceed the " + S(m.layers) + " layers of " + model_name(m) +
+           " (need pp × vpp ≤ " + S(m.layers) + ")";
+  if (p.vpp > 1 && p.pp == 1) return "vpp" + S(p.vpp) + " needs pipeline parallelism (pp > 1) to interleave";
+  // Megatron-LM arguments.py: the interleaved schedule needs pp > 2 unless P2P communication is overlapped.
+  if (p.vpp > 1 && p.pp == 2 && !t.overlap_p2p)
+    return "vpp" + S(p.vpp) + " with pp2 needs overlapped P2P communication (Megatron-LM requires pp > 2 otherwise)";
+  if (t.schedule == Schedule::Interleaved && p.vpp == 1)
+    return "the interleaved schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
+  if (t.schedule != Schedule::Interleaved && p.vpp > 1)
+    return "vpp" + S(p.vpp) + " runs the interleaved schedule, not " + to_string(t.schedule) +
+           " (drop --schedule or use --schedule interleaved)";
+
+  // Batch: every DP replica runs gbs / dp sequences in micro-batches of mbs.
+  const std::int64_t unit = std::int64_t{p.dp} * t.mbs;
+  if (t.gbs % unit != 0) {
+    const std::int64_t below = t.gbs / unit * unit, above = below + unit;
+    return "global batch " + S(t.gbs) + " is not divisible by dp × mbs = " + S(p.dp) + " × " + S(t.mbs) + " = " +
+           S(unit) + " (valid: a multiple of " + S(unit) + ", e.g. " + (below > 0 ? S(below) + " or " : "") +
+           S(above) + ")";
+  }
+  const std::int64_t mb = t.gbs / unit;
+  // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
+  // stage); m mod G must be 0 or in [pp, G), i.e. m % pp == 0 at the default (schedules.py).
+  if (p.vpp > 1 && mb % p.pp != 0)
+    return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
+           " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
+           S(unit * p.pp);
+
+  // Context parallelism with causal load balancing cuts each sequence into 2·cp chunks (Megatron-Core CP docs).
+  if (p.cp > 1 && t.seq % (2 * std::int64_t{p.cp}) != 0)
+    return "sequence length " + S(t.seq) + " is not divisible by 2 × cp = " + S(2 * std::int64_t{p.cp}) +
+           " (context parallelism splits each sequence into 2·cp chunks for causal load balance)";
+  // Sequence parallelism splits each CP rank's s/cp tokens across the TP group (Korthikanti et al. 2022 §4.2.2).
+  if (t.sp && p.tp > 1 && (t.seq / p.cp) % p.tp != 0)
+    return "sequence parallelism needs the " + S(t.seq / p.cp) + " tokens per CP rank to divide by tp" + S(p.tp) +
+           " (choose --seq a multiple of " + S(std::int64_t{p.tp} * p.cp) + ")";
+  if (t.precision == Precision::FP8 && !hw.gpu.has_fp8())
+    return "--precision fp8 needs fp8 tensor cores, which " + (hw.gpu.name.empty() ? std::string("this GPU") : hw.gpu.name) +
+           " does not have (choose bf16, fp16 or fp32)";
+  return std::nullopt;
+}
+
+void validate_plan(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
+  if (auto e = plan_error(p, m, hw, t)) throw InputError(*e);
+}
+
+std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
+  std::vector<std::string> w;
+  const int gpn = hw.node.gpus_per_node;
+  if (m.kv_heads > 0 && p.tp > m.kv_heads && p.tp % m.kv_heads == 0)
+    w.push_back("tp" + S(p.tp) + " > " + S(m.kv_heads) + " KV heads: each KV head is replicated " +
+                S(p.tp / m.kv_heads) + "x across the TP group");
+  if (gpn > 0 && p.tp > gpn)
+    w.push_back("tp" + S(p.tp) + " spans " + S(p.tp / gpn) + " nodes of " + S(gpn) +
+                " GPUs: tensor-parallel collectives cross the inter-node network");
+  if (gpn > 0 && p.world() > gpn && p.world() % gpn != 0)
+    w.push_back("world size " + S(p.world()) + " is not a whole number of " + S(gpn) +
+                "-GPU nodes: the last node is partly used");
+  if (t.sp && p.tp == 1)
+    w.push_back("--sp has no effect with tp1 (Megatron disables sequence parallelism without tensor parallelism)");
+  if ((p.sharding == Sharding::Zero1 || p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3 ||
+       p.sharding == Sharding::FSDP) &&
+      p.dp == 1 && p.cp == 1)
+    w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");
+  if (p.sharding == Sharding::HSDP) {
+    if (p.hsdp_group == p.dp && p.dp > 1)
+      w.push_back("hsdp" + S(p.hsdp_group) + " with dp" + S(p.dp) + " is a single shard group: the same as fsdp");
+    else if (p.hsdp_group == 1)
+      w.push_back("hsdp1 shards nothing: every data-parallel rank keeps the full model state");
+  }
+  if ((p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3) && p.pp > 1)
+    w.push_back(to_string(p.sharding) + " with pp" + S(p.pp) +
+                ": DeepSpeed does not combine ZeRO-2/3 with pipeline parallelism; simulated as specified");
+  const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
+  if (m.layers > 0 && chunks > 1 && chunks <= m.layers && m.layers % chunks != 0) {
+    const auto per = layers_per_chunk(m.layers, p.pp, p.vpp);
+    w.push_back(S(m.layers) + " layers over " + S(chunks) + " pipeline chunks are uneven: first chunk " +
+                S(per.front()) + ", last chunk " + S(per.back()) + ", middle chunks up to " +
+                S(m.layers / chunks + 1) + " layers");
+  }
+  if (p.pp > 1 && t.mbs > 0 && p.dp > 0 && t.gbs > 0) {
+    const std::int64_t mb = t.micro_batches(p);
+    if (mb > 0 && mb < p.pp)
+      w.push_back("only " + S(mb) + " micro-batches for pp" + S(p.pp) +
+                  ": the pipeline never fills (bubble at least (p−1)/(m+p−1) = " + S(p.pp - 1) + "/" +
+                  S(mb + p.pp - 1) + ")");
+  }
+  return w;
+}
+
+}  // namespace parsim

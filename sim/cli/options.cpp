@@ -25,6 +25,9 @@ void add_scenario_flags(CLI::App* app, ScenarioFlags& f, bool with_plan) {
   app->add_flag("--no-overlap-param-gather", f.no_overlap_param_gather,
                 "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward");
   app->add_flag("--tp-comm-overlap", f.tp_comm_overlap, "overlap TP communication with GEMMs (TE userbuffers)");
+  app->add_option("--attention", f.attention,
+                  "flash | unfused: fused flash-attention kernel (default) or the pre-2022 QKᵀ/softmax/AV kernels that "
+                  "keep the s² scores in memory");
   app->add_flag("--fsdp-no-sync", f.fsdp_no_sync,
                 "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)");
 }
@@ -65,6 +68,7 @@ ScenarioArgs to_args(const ScenarioFlags& f) {
   a.overlap_param_gather = !f.no_overlap_param_gather;
   a.tp_comm_overlap = f.tp_comm_overlap;
   a.fsdp_no_sync = f.fsdp_no_sync;
+  a.attention = check_choice("--attention", f.attention, {"flash", "unfused"});
   return a;
 }
 

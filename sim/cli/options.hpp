@@ -16,6 +16,7 @@ struct ScenarioFlags {
   std::string bucket_mb = "25";
   bool no_overlap_grad_reduce = false, no_overlap_param_gather = false, tp_comm_overlap = false;
   bool fsdp_no_sync = false;
+  std::string attention = "flash";
 };
 // Registers the flags on `app`. `with_plan` = false for the sweep (it enumerates plans).
 void add_scenario_flags(CLI::App* app, ScenarioFlags& f, bool with_plan = true);

@@ -82,10 +82,28 @@ StepCosts compute_step_costs(const Scenario& sc) {
     gemm_wgrad += gemm_time_s(hw, g.k, g.n, g.m, tr.precision);  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
   }
   const double attn_flops = lw.attention.forward_flops();
-  const double attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                             lw.attention.causal);
-  const double attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                             lw.attention.causal);
+  double attn_f = 0, attn_b = 0;
+  if (tr.flash_attention) {
+    attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                  lw.attention.causal);
+    attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                  lw.attention.causal);
+  } else {
+    // Unfused attention (Megatron-LM before FlashAttention, 2022): batched GEMMs over b·a/t heads that compute the
+    // full s×s scores (no causal skipping), with the s² tensor in HBM. Forward: S = QKᵀ, fused scale-mask-softmax
+    // (read 2 B, write 2 B per score), O = P·V; backward: dP = dO·Vᵀ, dV = Pᵀ·dO, softmax backward (read P and dP,
+    // write dS: 6 B), dQ = dS·K, dK = dSᵀ·Q; attention dropout (when the model has it) adds a 1-byte mask and a
+    // read+write of the scores in each direction (Shoeybi 2019; Korthikanti 2022 §4: the 5as²b activation bytes).
+    const AttentionShape& at = lw.attention;
+    const std::int64_t bh = at.batch * at.heads, sq = at.seq_q, skv = at.seq_kv, d = at.head_dim;
+    const double scores = static_cast<double>(bh) * static_cast<double>(sq) * static_cast<double>(skv);
+    const double drop = m.dropout ? 5.0 : 0.0;
+    attn_f = gemm_time_s(hw, bh * sq, skv, d, tr.precision) + gemm_time_s(hw, bh * sq, d, skv, tr.precision) +
+             memory_bound_time_s(hw, (4.0 + drop) * scores, drop > 0 ? 2 : 1);
+    attn_b = gemm_time_s(hw, bh * sq, skv, d, tr.precision) + gemm_time_s(hw, bh * skv, d, sq, tr.precision) +
+             gemm_time_s(hw, bh * sq, d, skv, tr.precision) + gemm_time_s(hw, bh * skv, d, sq, tr.precision) +
+             memory_bound_time_s(hw, (6.0 + drop) * scores, drop > 0 ? 2 : 1);
+  }
   // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward.
   const double elem_f = memory_bound_time_s(hw, lw.elementwise_bytes_fwd, 10);
   const double elem_b = memory_bound_time_s(hw, 2 * lw.elementwise_bytes_fwd, 12);

@@ -57,6 +57,7 @@ struct ScenarioArgs {
   bool tp_comm_overlap = false;
   bool overlap_p2p = true;
   bool fsdp_no_sync = false;
+  std::string attention = "flash";  // flash | unfused
 };
 Scenario make_scenario(const ScenarioArgs& a);
 

@@ -27,6 +27,10 @@ Scenario make_scenario(const ScenarioArgs& a) {
   t.tp_comm_overlap = a.tp_comm_overlap;
   t.overlap_p2p = a.overlap_p2p;
   t.fsdp_no_sync = a.fsdp_no_sync;
+  const std::string att = to_lower(a.attention);
+  if (att != "flash" && att != "unfused")
+    throw InputError("--attention '" + a.attention + "' is not valid (choose flash or unfused)");
+  t.flash_attention = att == "flash";
   t.gbs = a.gbs > 0 ? a.gbs : default_gbs(t.seq, sc.plan.dp, t.mbs);
   validate_plan(sc.plan, sc.model, sc.hw, t);
   return sc;

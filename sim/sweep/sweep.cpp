@@ -1,1 +1,294 @@
-// placeholder: being written (see ARCHITECTURE.md)
+// parsim sim/sweep — the evaluator adapter and the exhaustive parallel search (see sweep.hpp for the design).
+#include "sim/sweep/sweep.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/step/render.hpp"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+#include <tuple>
+
+namespace parsim {
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Fits: return "fits";
+    case Verdict::OutOfMemoryPrecheck: return "out of memory (pre-check)";
+    case Verdict::OutOfMemory: return "out of memory (simulated)";
+    case Verdict::Error: return "error";
+  }
+  return "?";
+}
+
+bool ranks_before(const PlanResult& a, const PlanResult& b) {
+  return std::tie(a.step_time_s, a.peak_gib, a.plan, a.mbs, a.recompute, a.sp, a.schedule) <
+         std::tie(b.step_time_s, b.peak_gib, b.plan, b.mbs, b.recompute, b.sp, b.schedule);
+}
+
+std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
+  std::vector<PlanResult> out;
+  for (const PlanResult& r : ranked)  // ranked by time (then memory): keep each plan leaner than every faster one
+    if (out.empty() || r.peak_gib < out.back().peak_gib) out.push_back(r);
+  return out;
+}
+
+namespace {
+
+void fill_identity(const Scenario& sc, PlanResult& r) {
+  r.plan = sc.plan.to_string();
+  r.seq = sc.train.seq;
+  r.gbs = sc.train.gbs;
+  r.mbs = sc.train.mbs;
+  r.recompute = to_string(sc.train.recompute);
+  r.schedule = to_string(sc.train.schedule);
+  r.precision = to_string(sc.train.precision);
+  r.sp = sc.train.sp;
+}
+
+void fill_memory(const MemoryReport& m, PlanResult& r) {
+  r.peak_gib = m.peak_gib;
+  r.allocated_peak_gib = m.allocated_peak_gib;
+  r.capacity_gib = m.capacity_gib;
+  r.fits = m.fits;
+}
+
+}  // namespace
+
+PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOptions& opt, bool* simulated) {
+  PlanResult r;
+  if (simulated) *simulated = false;
+  fill_identity(sc, r);
+  try {
+    // Cheap pre-check: closed-form lower bound of the simulated peak (sim/step/memory.cpp).
+    const MemoryReport est = estimate_memory(sc);
+    if (!est.fits) {
+      fill_memory(est, r);
+      r.verdict = Verdict::OutOfMemoryPrecheck;
+      r.reason = to_string(r.verdict);
+      return r;
+    }
+    if (simulated) *simulated = true;
+    const StepReport rep = ev.run(sc);
+    fill_memory(rep.memory, r);
+    r.step_time_s = rep.step_time_s;
+    r.mfu = rep.mfu;
+    r.hfu = rep.hfu;
+    r.tflops_per_gpu = rep.tflops_per_gpu;
+    r.tokens_per_s = rep.tokens_per_s;
+    r.bubble_fraction = rep.bubble_fraction;
+    r.exposed_comm_s = rep.exposed_comm_s;
+    r.exposed_by_kind_s = rep.exposed_by_kind_s;
+    // Main loss: the largest of the bubble's share of the step and each kind's exposed communication.
+    r.main_loss = "bubble";
+    double worst = rep.bubble_fraction * rep.step_time_s;
+    for (int k = 0; k < kCommKinds; ++k)
+      if (rep.exposed_by_kind_s[k] > worst) {
+        worst = rep.exposed_by_kind_s[k];
+        r.main_loss = to_string(static_cast<CommKind>(k));
+        r.main_loss += " comm";
+      }
+    r.main_loss_fraction = rep.step_time_s > 0 ? worst / rep.step_time_s : 0;
+    if (opt.tokens > 0) {
+      const TrainEstimate t = train_estimate(sc, rep, opt.tokens, opt.price_per_gpu_hour, opt.goodput);
+      r.has_train = true;
+      r.train_days = t.days;
+      r.gpu_hours = t.gpu_hours;
+      r.has_cost = t.has_cost;
+      r.cost_usd = t.cost_usd;
+    }
+    if (!rep.memory.fits) {
+      r.verdict = Verdict::OutOfMemory;
+      r.reason = to_string(r.verdict);
+    }
+  } catch (const std::exception& e) {
+    r.verdict = Verdict::Error;
+    r.reason = "error: ";
+    r.reason += e.what();
+  }
+  return r;
+}
+
+TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m) {
+  // Mirrors make_scenario() (sim/step/scenario.cpp) so that `parsim predict` with predict_flags() rebuilds the same
+  // Scenario; tests/sweep checks it result by result.
+  TrainingConfig t;
+  t.seq = a.seq > 0 ? a.seq : m.seq_len;
+  t.gbs = a.gbs > 0 ? a.gbs : sweep_default_gbs(t.seq);
+  t.precision = parse_precision(a.precision);
+  require(a.bucket_mb > 0, "--bucket-mb must be positive, got " + std::to_string(a.bucket_mb));
+  t.bucket_bytes = a.bucket_mb * 1e6;
+  t.overlap_grad_reduce = a.overlap_grad_reduce;
+  t.overlap_param_gather = a.overlap_param_gather;
+  t.tp_comm_overlap = a.tp_comm_overlap;
+  t.overlap_p2p = a.overlap_p2p;
+  t.fsdp_no_sync = a.fsdp_no_sync;
+  return t;
+}
+
+std::vector<std::string> result_flags(const PlanResult& r) {
+  std::vector<std::string> f{"--plan",      r.plan,      "--seq",       std::to_string(r.seq), "--gbs",
+                             std::to_string(r.gbs),    "--mbs",       std::to_string(r.mbs), "--recompute",
+                             r.recompute, "--precision", r.precision, "--schedule",          r.schedule};
+  if (r.sp) f.push_back("--sp");
+  return f;
+}
+
+std::vector<std::string> sweep_base_flags(const ScenarioArgs& a) {
+  std::vector<std::string> f{"--model", a.model, "--gpu", a.gpu};
+  if (a.gpus_per_node > 0) f.insert(f.end(), {"--gpus-per-node", std::to_string(a.gpus_per_node)});
+  if (a.bucket_mb != 25) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", a.bucket_mb);  // round-trips exactly
+    f.insert(f.end(), {"--bucket-mb", buf});
+  }
+  if (!a.overlap_grad_reduce) f.push_back("--no-overlap-grad-reduce");
+  if (!a.overlap_param_gather) f.push_back("--no-overlap-param-gather");
+  if (a.tp_comm_overlap) f.push_back("--tp-comm-overlap");
+  if (a.fsdp_no_sync) f.push_back("--fsdp-no-sync");
+  return f;
+}
+
+namespace {
+
+std::string ints_text(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+// The filters as a stable text, so that merge can tell shards of one sweep from another.
+std::string filter_text(const SpaceFilter& f) {
+  std::string s;
+  auto add = [&](const char* name, const std::string& v) {
+    if (v.empty()) return;
+    if (!s.empty()) s += ' ';
+    s.append(name).append(" ").append(v);
+  };
+  add("--tp", ints_text(f.tp));
+  add("--pp", ints_text(f.pp));
+  add("--dp", ints_text(f.dp));
+  add("--cp", ints_text(f.cp));
+  add("--vpp", ints_text(f.vpp));
+  add("--mbs", ints_text(f.mbs));
+  std::string z, r, sc;
+  auto item = [](std::string& list, const std::string& x) {
+    if (!list.empty()) list += ',';
+    list += x;
+  };
+  for (Sharding x : f.sharding) item(z, to_string(x));
+  for (Recompute x : f.recompute) item(r, to_string(x));
+  for (Schedule x : f.schedule) item(sc, to_string(x));
+  add("--sharding", z);
+  add("--recompute", r);
+  add("--sp", ints_text(f.sp));
+  add("--schedule", sc);
+  if (f.max_tp_per_node > 0) add("--max-tp-per-node", std::to_string(f.max_tp_per_node));
+  return s;
+}
+
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+}  // namespace
+
+SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
+  require(setup.gpus > 0, "--gpus must be a positive integer, got " + std::to_string(setup.gpus));
+  require(opt.shard_count >= 1 && opt.shard_index >= 0 && opt.shard_index < opt.shard_count,
+          "--shard " + std::to_string(opt.shard_index) + "/" + std::to_string(opt.shard_count) +
+              " is not valid (write i/N with 0 ≤ i < N)");
+  require(opt.threads >= 0, "--threads must be a positive integer, got " + std::to_string(opt.threads));
+
+  // Inputs resolved once; every candidate shares them.
+  Scenario base;
+  base.model = resolve_model(setup.args.model);
+  base.hw = resolve_hardware(setup.args.gpu, setup.args.gpus_per_node);
+  base.train = sweep_base_training(setup.args, base.model);
+
+  // Space.
+  const std::vector<Candidate> space = enumerate_space(base.model, base.hw, setup.gpus, base.train, setup.filter);
+  if (space.empty())
+    throw InputError("no valid plan for " + std::to_string(setup.gpus) + " GPUs with " + base.model.name + " (" +
+                     std::to_string(base.model.heads) + " heads, " + std::to_string(base.model.layers) +
+                     " layers), global batch " + std::to_string(base.train.gbs) + " and these filters: the batch " +
+                     "must divide by dp × mbs and tp must divide the heads (try --gbs, --gpus or fewer filters)");
+
+  // This shard's candidates: every shard_count-th, starting at shard_index (round robin spreads the cheap and the
+  // expensive corners of the space evenly over shards).
+  std::vector<std::size_t> mine;
+  for (std::size_t i = static_cast<std::size_t>(opt.shard_index); i < space.size();
+       i += static_cast<std::size_t>(opt.shard_count))
+    mine.push_back(i);
+
+  if (opt.progress_total) opt.progress_total->store(static_cast<std::int64_t>(mine.size()));
+
+  // Search: evaluate every candidate of the shard in parallel; each writes only its own slot.
+  std::vector<PlanResult> results(mine.size());
+  std::vector<char> simulated(mine.size(), 0);
+  struct Worker {
+    explicit Worker(const Scenario& s) : sc(s) {}
+    Scenario sc;
+    Evaluator ev;
+  };
+  tbb::enumerable_thread_specific<Worker> workers([&base] { return Worker(base); });
+  auto body = [&](const tbb::blocked_range<std::size_t>& range) {
+    Worker& w = workers.local();
+    for (std::size_t j = range.begin(); j != range.end(); ++j) {
+      const Candidate& c = space[mine[j]];
+      w.sc.plan = c.plan;
+      w.sc.train = c.train;
+      bool sim = false;
+      results[j] = evaluate_candidate(w.sc, w.ev, opt, &sim);
+      simulated[j] = sim ? 1 : 0;
+      if (opt.progress) opt.progress->fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  int threads_used = opt.threads;
+  if (opt.threads > 0) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, mine.size(), 4), body);
+  } else {
+    threads_used = tbb::this_task_arena::max_concurrency();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, mine.size(), 4), body);
+  }
+
+  SweepReport rep;
+  rep.model = setup.args.model;
+  rep.gpu = setup.args.gpu;
+  rep.gpus = setup.gpus;
+  rep.gpus_per_node = base.hw.node.gpus_per_node;
+  rep.seq = base.train.seq;
+  rep.gbs = base.train.gbs;
+  rep.precision = to_string(base.train.precision);
+  rep.space = filter_text(setup.filter);
+  rep.base_flags = sweep_base_flags(setup.args);
+  rep.shards = {opt.shard_index};
+  rep.shard_index = opt.shard_index;
+  rep.shard_count = opt.shard_count;
+  rep.evaluated = static_cast<std::int64_t>(mine.size());
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    rep.simulated += simulated[j];
+    if (results[j].verdict == Verdict::Fits) rep.ranked.push_back(std::move(results[j]));
+    else ++rep.rejected[results[j].reason];
+  }
+  rep.feasible = static_cast<std::int64_t>(rep.ranked.size());
+  std::sort(rep.ranked.begin(), rep.ranked.end(), ranks_before);
+  rep.pareto = pareto_front(rep.ranked);
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  rep.cpu_s = cpu_seconds() - cpu0;
+  rep.threads = threads_used;
+  return rep;
+}
+
+}  // namespace parsim

@@ -173,7 +173,7 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
   }
   static const std::set<std::string> kValueFlags = {"--plan", "--gpu",       "--gpus-per-node", "--seq",
                                                     "--gbs",  "--mbs",       "--recompute",     "--precision",
-                                                    "--schedule", "--bucket-mb"};
+                                                    "--schedule", "--bucket-mb", "--attention"};
   static const std::set<std::string> kBoolFlags = {"--sp", "--no-overlap-grad-reduce", "--no-overlap-param-gather",
                                                    "--tp-comm-overlap", "--fsdp-no-sync"};
   ScenarioArgs a;
@@ -192,7 +192,7 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
     if (!takes_value && !kBoolFlags.count(flag))
       throw InputError("parsim_args '" + flags + "': unknown flag '" + tokens[i] +
                        "' (valid: --plan --gpu --gpus-per-node --seq --gbs --mbs --recompute --precision --schedule "
-                       "--bucket-mb --sp --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap "
+                       "--bucket-mb --attention --sp --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap "
                        "--fsdp-no-sync)");
     if (!seen.insert(flag).second) throw InputError("parsim_args '" + flags + "': flag " + flag + " given twice");
     if (!takes_value) {
@@ -219,6 +219,7 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
     else if (flag == "--gbs") a.gbs = parse_positive_int(value, "--gbs");
     else if (flag == "--mbs") a.mbs = parse_positive_int(value, "--mbs");
     else if (flag == "--recompute") a.recompute = value;
+    else if (flag == "--attention") a.attention = value;
     else if (flag == "--precision") a.precision = value;
     else if (flag == "--schedule") {
       a.schedule = value;

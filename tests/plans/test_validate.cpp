@@ -1,0 +1,154 @@
+// validate_plan / plan_warnings: one check per error class of plans/plan.hpp and the foundation issue.
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace parsim;
+using doctest::Contains;
+using parsim::test::error_of;
+
+namespace {
+doctest::String err(const std::string& plan, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
+  return error_of([&] { validate_plan(parse_plan(plan), m, hw, t); });
+}
+bool has_warning(const std::vector<std::string>& w, const std::string& needle) {
+  for (const auto& s : w)
+    if (s.find(needle) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("valid plans pass") {
+  const auto h100 = test::node_of(8);
+  // llama2-7b, 64 GPUs, gbs 1024 (4M tokens at s = 4096): 1024 % (dp4 · mbs1) = 0.
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, test::train(4096, 1024)) == "<no error>");
+  // llama3-70b interleaved: m = 512 / (16·1) = 32, 32 % pp8 = 0; 8·5 = 40 chunks ≤ 80 layers.
+  TrainingConfig t = test::train(8192, 512);
+  t.schedule = Schedule::Interleaved;
+  CHECK(err("tp4pp8dp16vpp5zero1", test::llama3_70b(), h100, t) == "<no error>");
+  // CP: 8192 % (2·2) = 0.
+  CHECK(err("tp8pp4cp2dp2", test::llama3_70b(), h100, test::train(8192, 512)) == "<no error>");
+  CHECK(plan_error(parse_plan("tp8pp2dp4"), test::llama2_7b(), h100, test::train(4096, 1024)) == std::nullopt);
+}
+
+TEST_CASE("tp must divide the attention heads; KV heads split or replicated") {
+  const auto h100 = test::node_of(8);
+  // 32 heads: tp3 leaves 32 mod 3 = 2; valid tp are the divisors 1, 2, 4, 8, 16, 32.
+  const auto e = err("tp3dp2", test::llama2_7b(), h100, test::train(4096, 1024));
+  CHECK(e == Contains("tp3 does not divide the 32 attention heads"));
+  CHECK(e == Contains("valid tp: 1, 2, 4, 8, 16, 32"));
+  // 48 heads, 6 KV heads, tp4: 48 mod 4 = 0 but 6 mod 4 = 2 and 4 mod 6 = 4: no even split, no whole replication.
+  CHECK(err("tp4", test::tiny(8, 48, 6), h100, test::train(1024, 8)) == Contains("6 KV heads"));
+  // 32 heads, 4 KV heads, tp8: 8 mod 4 = 0 → each KV head replicated 8/4 = 2x, a warning not an error.
+  const auto m = test::tiny(8, 32, 4);
+  CHECK(err("tp8", m, h100, test::train(1024, 8)) == "<no error>");
+  CHECK(has_warning(plan_warnings(parse_plan("tp8"), m, h100, test::train(1024, 8)), "replicated 2x"));
+}
+
+TEST_CASE("tp against the node: inside a node or whole nodes; spanning nodes is reported") {
+  // 12-GPU nodes do not exist, but 8-GPU nodes with a model of 48 heads allow tp6 (48 mod 6 = 0): 8 mod 6 ≠ 0 and
+  // 6 mod 8 ≠ 0 → a TP group would straddle a node boundary.
+  CHECK(err("tp6", test::tiny(8, 48, 48), test::node_of(8), test::train(1024, 8)) == Contains("does not fit nodes of 8"));
+  // tp8 on 4-GPU nodes: 8 = 2 × 4, allowed, warned.
+  const auto hw4 = test::node_of(4);
+  CHECK(err("tp8dp2", test::llama2_7b(), hw4, test::train(4096, 1024)) == "<no error>");
+  CHECK(has_warning(plan_warnings(parse_plan("tp8dp2"), test::llama2_7b(), hw4, test::train(4096, 1024)),
+                    "tp8 spans 2 nodes of 4 GPUs"));
+}
+
+TEST_CASE("pipeline chunks need a layer each; vpp rules") {
+  const auto h100 = test::node_of(8);
+  // llama2-7b: 32 layers; pp8 × vpp8 = 64 > 32.
+  TrainingConfig t = test::train(4096, 1024);
+  t.schedule = Schedule::Interleaved;
+  CHECK(err("pp8vpp8dp8", test::llama2_7b(), h100, t) == Contains("64 pipeline chunks exceed the 32 layers"));
+  // pp64: 64 > 32 layers.
+  CHECK(err("pp64", test::llama2_7b(), h100, test::train(4096, 1024)) == Contains("exceed the 32 layers"));
+  // vpp without a pipeline.
+  CHECK(err("vpp2dp8", test::llama2_7b(), h100, t) == Contains("needs pipeline parallelism"));
+  // pp2 interleaving without P2P overlap (Megatron-LM needs pp > 2 then).
+  TrainingConfig no_overlap = t;
+  no_overlap.overlap_p2p = false;
+  CHECK(err("pp2vpp2dp4", test::llama2_7b(), h100, no_overlap) == Contains("pp > 2"));
+  CHECK(err("pp2vpp2dp4", test::llama2_7b(), h100, t) == "<no error>");
+}
+
+TEST_CASE("schedule: interleaved exactly when vpp > 1") {
+  const auto h100 = test::node_of(8);
+  TrainingConfig t = test::train(4096, 1024);
+  t.schedule = Schedule::Interleaved;
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, t) == Contains("needs vpp > 1"));
+  t.schedule = Schedule::OneFOneB;
+  CHECK(err("tp8pp2dp4vpp2", test::llama2_7b(), h100, t) == Contains("not 1f1b"));
+  t.schedule = Schedule::GPipe;
+  CHECK(err("tp8pp2dp4vpp2", test::llama2_7b(), h100, t) == Contains("not gpipe"));
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, t) == "<no error>");
+}
+
+TEST_CASE("batch: gbs divisible by dp × mbs, positive sizes; interleaving needs m % pp == 0") {
+  const auto h100 = test::node_of(8);
+  // dp4 · mbs2 = 8; 100 mod 8 = 4 → neighbours 96 and 104.
+  const auto e = err("tp8pp2dp4", test::llama2_7b(), h100, test::train(4096, 100, 2));
+  CHECK(e == Contains("global batch 100 is not divisible by dp × mbs = 4 × 2 = 8"));
+  CHECK(e == Contains("96 or 104"));
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, test::train(0, 1024)) == Contains("sequence length"));
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, test::train(4096, -8)) == Contains("--gbs"));
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, test::train(4096, 1024, 0)) == Contains("--mbs"));
+  // pp4 vpp2 dp2: gbs 12 → m = 12 / 2 = 6; 6 mod 4 = 2 → needs gbs a multiple of dp·mbs·pp = 8.
+  TrainingConfig t = test::train(4096, 12);
+  t.schedule = Schedule::Interleaved;
+  const auto ei = err("pp4vpp2dp2", test::llama2_7b(), h100, t);
+  CHECK(ei == Contains("= 6 to be a multiple of pp4"));
+  CHECK(ei == Contains("a multiple of 8"));
+  // m = 16 / 2 = 8, 8 mod 4 = 0.
+  t.gbs = 16;
+  CHECK(err("pp4vpp2dp2", test::llama2_7b(), h100, t) == "<no error>");
+}
+
+TEST_CASE("context parallelism needs seq % (2·cp) == 0; sequence parallelism needs tp | seq/cp") {
+  const auto h100 = test::node_of(8);
+  // cp4: 2·4 = 8; 4100 mod 8 = 4.
+  CHECK(err("cp4dp2", test::llama2_7b(), h100, test::train(4100, 64)) == Contains("2 × cp = 8"));
+  CHECK(err("cp4dp2", test::llama2_7b(), h100, test::train(4096, 64)) == "<no error>");
+  // sp with tp8, cp1: 4100 mod 8 = 4 (the seq passes the CP rule trivially with cp1).
+  TrainingConfig t = test::train(4100, 64);
+  t.sp = true;
+  CHECK(err("tp8dp2", test::llama2_7b(), h100, t) == Contains("sequence parallelism"));
+  // sp with tp1 is a no-op (Megatron turns it off), reported as a warning.
+  t.seq = 4096;
+  CHECK(err("dp2", test::llama2_7b(), h100, t) == "<no error>");
+  CHECK(has_warning(plan_warnings(parse_plan("dp2"), test::llama2_7b(), h100, t), "no effect with tp1"));
+}
+
+TEST_CASE("fp8 only on GPUs with fp8 tensor cores") {
+  TrainingConfig t = test::train(4096, 1024);
+  t.precision = Precision::FP8;
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8, /*fp8=*/false), t) == Contains("fp8"));
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8, /*fp8=*/true), t) == "<no error>");
+}
+
+TEST_CASE("hsdp group must divide dp in a plan built in code; degrees positive") {
+  Plan p = parse_plan("dp8hsdp4");
+  p.hsdp_group = 3;  // 8 mod 3 = 2
+  CHECK(error_of([&] { validate_plan(p, test::llama2_7b(), test::node_of(8), test::train(4096, 1024)); }) ==
+        Contains("hsdp3 does not divide dp8"));
+  Plan z;
+  z.tp = 0;
+  CHECK(error_of([&] { validate_plan(z, test::llama2_7b(), test::node_of(8), test::train(4096, 1024)); }) ==
+        Contains("degree below 1"));
+}
+
+TEST_CASE("warnings: uneven chunks, few micro-batches, sharding over one rank, ZeRO-2/3 with PP") {
+  const auto h100 = test::node_of(8);
+  const auto m = test::llama3_405b();
+  TrainingConfig t = test::train(8192, 512);
+  t.schedule = Schedule::Interleaved;
+  // 126 layers over 64 chunks: first and last chunk 1 layer, the others 2.
+  CHECK(has_warning(plan_warnings(parse_plan("tp8pp8dp4vpp8"), m, h100, t), "first chunk 1, last chunk 1"));
+  // pp8, gbs 16, dp4: m = 16 / 4 = 4 < 8 → bubble at least 7 / (4 + 7) = 7/11.
+  CHECK(has_warning(plan_warnings(parse_plan("tp8pp8dp4"), m, h100, test::train(8192, 16)), "7/11"));
+  CHECK(has_warning(plan_warnings(parse_plan("tp8zero1"), m, h100, test::train(8192, 16)), "shards nothing"));
+  CHECK(has_warning(plan_warnings(parse_plan("tp8pp8dp4zero3"), m, h100, test::train(8192, 512)), "DeepSpeed"));
+  // A clean plan has no warnings.
+  CHECK(plan_warnings(parse_plan("tp8pp2dp4"), test::llama2_7b(), h100, test::train(4096, 1024)).empty());
+}

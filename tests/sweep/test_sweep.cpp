@@ -1,0 +1,313 @@
+// The sweep: determinism across thread counts, every result reproduced by predict's path, a sound pre-check,
+// shards that merge back into the whole, output that reads back exactly, and the ranking's total order.
+#include "sim/core/error.hpp"
+#include "sim/sweep/sweep.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+using namespace parsim;
+
+namespace {
+
+// llama2-7b on 16 H100s, a few hundred candidates: tp 2/8, pp 1/2/4, both ZeRO-0 and ZeRO-1 and FSDP, every
+// recompute, mbs 1/2; small enough to simulate in a unit test, varied enough to rank.
+SweepSetup small_setup() {
+  SweepSetup s;
+  s.args.model = "llama2-7b";
+  s.args.gpu = "h100";
+  s.args.gbs = 64;
+  s.gpus = 16;
+  s.filter.tp = {2, 8};
+  s.filter.pp = {1, 2, 4};
+  s.filter.cp = {1};
+  s.filter.mbs = {1, 2};
+  s.filter.sharding = {Sharding::None, Sharding::Zero1, Sharding::FSDP};
+  return s;
+}
+
+SweepOptions threads(int n) {
+  SweepOptions o;
+  o.threads = n;
+  return o;
+}
+
+// Every number of two results is bit-identical.
+void check_same(const PlanResult& a, const PlanResult& b) {
+  CHECK(a.plan == b.plan);
+  CHECK(a.mbs == b.mbs);
+  CHECK(a.recompute == b.recompute);
+  CHECK(a.sp == b.sp);
+  CHECK(a.schedule == b.schedule);
+  CHECK(a.precision == b.precision);
+  CHECK(a.seq == b.seq);
+  CHECK(a.gbs == b.gbs);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.mfu == b.mfu);
+  CHECK(a.hfu == b.hfu);
+  CHECK(a.tflops_per_gpu == b.tflops_per_gpu);
+  CHECK(a.tokens_per_s == b.tokens_per_s);
+  CHECK(a.bubble_fraction == b.bubble_fraction);
+  CHECK(a.exposed_comm_s == b.exposed_comm_s);
+  CHECK(a.exposed_by_kind_s == b.exposed_by_kind_s);
+  CHECK(a.peak_gib == b.peak_gib);
+  CHECK(a.allocated_peak_gib == b.allocated_peak_gib);
+  CHECK(a.capacity_gib == b.capacity_gib);
+  CHECK(a.main_loss == b.main_loss);
+  CHECK(a.main_loss_fraction == b.main_loss_fraction);
+  CHECK(a.has_train == b.has_train);
+  CHECK(a.train_days == b.train_days);
+  CHECK(a.gpu_hours == b.gpu_hours);
+  CHECK(a.cost_usd == b.cost_usd);
+}
+
+void check_same(const SweepReport& a, const SweepReport& b) {
+  CHECK(a.evaluated == b.evaluated);
+  CHECK(a.simulated == b.simulated);
+  CHECK(a.feasible == b.feasible);
+  CHECK(a.rejected == b.rejected);
+  REQUIRE(a.ranked.size() == b.ranked.size());
+  for (std::size_t i = 0; i < a.ranked.size(); ++i) check_same(a.ranked[i], b.ranked[i]);
+  REQUIRE(a.pareto.size() == b.pareto.size());
+  for (std::size_t i = 0; i < a.pareto.size(); ++i) check_same(a.pareto[i], b.pareto[i]);
+}
+
+std::string temp_path(const std::string& name) { return "sweep_test_" + std::to_string(getpid()) + "_" + name; }
+
+// One sweep shared by the test cases (the simulation is the expensive part).
+const SweepReport& base_report() {
+  static const SweepReport r = run_sweep(small_setup(), threads(1));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("counts add up and the ranking is fastest first") {
+  const SweepReport& r = base_report();
+  REQUIRE(r.evaluated > 0);
+  // Every candidate is either feasible or rejected for a counted reason.
+  std::int64_t rejected = 0, precheck = 0;
+  for (const auto& [reason, n] : r.rejected) {
+    rejected += n;
+    if (reason == to_string(Verdict::OutOfMemoryPrecheck)) precheck = n;
+  }
+  CHECK(r.feasible + rejected == r.evaluated);
+  // The pre-check is what keeps a candidate from the simulation.
+  CHECK(r.simulated + precheck == r.evaluated);
+  CHECK(r.feasible == static_cast<std::int64_t>(r.ranked.size()));
+  REQUIRE(!r.ranked.empty());
+  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+    CHECK(r.ranked[i].fits);
+    CHECK(r.ranked[i].peak_gib <= r.ranked[i].capacity_gib);
+    if (i) CHECK(r.ranked[i - 1].step_time_s <= r.ranked[i].step_time_s);  // no feasible plan faster than the first
+  }
+  CHECK(r.shards == std::vector<int>{0});
+}
+
+TEST_CASE("results are identical for any thread count") {
+  const SweepReport two = run_sweep(small_setup(), threads(2));
+  check_same(base_report(), two);
+  CHECK(two.threads == 2);
+}
+
+TEST_CASE("each result is what predict computes for the same flags") {
+  // predict builds its Scenario with make_scenario(); rebuild every listed result that way and evaluate it.
+  const SweepSetup setup = small_setup();
+  const SweepReport& r = base_report();
+  const std::size_t n = std::min<std::size_t>(r.ranked.size(), 8);
+  for (std::size_t i = 0; i < n; ++i) {
+    const PlanResult& x = r.ranked[i];
+    CAPTURE(x.plan);
+    ScenarioArgs a = setup.args;
+    a.plan = x.plan;
+    a.seq = x.seq;
+    a.gbs = x.gbs;
+    a.mbs = x.mbs;
+    a.recompute = x.recompute;
+    a.precision = x.precision;
+    a.schedule = x.schedule;
+    a.schedule_given = true;
+    a.sp = x.sp;
+    const Scenario sc = make_scenario(a);
+    const StepReport rep = evaluate(sc);
+    CHECK(rep.step_time_s == x.step_time_s);
+    CHECK(rep.mfu == x.mfu);
+    CHECK(rep.hfu == x.hfu);
+    CHECK(rep.bubble_fraction == x.bubble_fraction);
+    CHECK(rep.exposed_comm_s == x.exposed_comm_s);
+    CHECK(rep.memory.peak_gib == x.peak_gib);
+    CHECK(rep.memory.capacity_gib == x.capacity_gib);
+  }
+  // The predict flags name the same settings.
+  const auto flags = result_flags(r.ranked.front());
+  CHECK(flags[0] == "--plan");
+  CHECK(flags[1] == r.ranked.front().plan);
+}
+
+TEST_CASE("the memory pre-check never rejects a plan that fits") {
+  // estimate_memory() is a lower bound of the simulated peak: whatever it rejects, the simulation would reject too.
+  Scenario base;
+  base.model = resolve_model("llama2-7b");
+  base.hw = resolve_hardware("h100");
+  ScenarioArgs a;
+  a.gbs = 64;
+  base.train = sweep_base_training(a, base.model);
+  SpaceFilter f;
+  f.tp = {1, 2};
+  f.pp = {1, 2};
+  f.mbs = {1, 4, 16};
+  f.sharding = {Sharding::None, Sharding::Zero3};
+  f.recompute = {Recompute::None, Recompute::Full};
+  const auto space = enumerate_space(base.model, base.hw, 8, base.train, f);
+  REQUIRE(space.size() > 20);
+  int rejected = 0;
+  for (const Candidate& c : space) {
+    Scenario sc = base;
+    sc.plan = c.plan;
+    sc.train = c.train;
+    const MemoryReport est = estimate_memory(sc);
+    const StepReport rep = evaluate(sc);
+    CAPTURE(c.plan.to_string());
+    CHECK(est.peak_gib <= rep.memory.peak_gib * (1 + 1e-12));
+    if (!est.fits) {
+      ++rejected;
+      CHECK_FALSE(rep.memory.fits);
+    }
+  }
+  CHECK(rejected > 0);  // the check is exercised: mbs 16 without sharding or recompute does not fit a 7B model
+}
+
+TEST_CASE("shards partition the candidates and merge back into the whole sweep") {
+  const SweepSetup setup = small_setup();
+  std::vector<SweepReport> parts;
+  std::int64_t evaluated = 0;
+  for (int i = 0; i < 3; ++i) {
+    SweepOptions o = threads(1);
+    o.shard_index = i;
+    o.shard_count = 3;
+    parts.push_back(run_sweep(setup, o));
+    evaluated += parts.back().evaluated;
+  }
+  CHECK(evaluated == base_report().evaluated);
+  const SweepReport merged = merge_sweeps(parts, {"a", "b", "c"});
+  check_same(base_report(), merged);
+  CHECK(merged.shards == std::vector<int>{0, 1, 2});
+  // A shard given twice, or a shard of another sweep, is refused.
+  CHECK_THROWS_AS(merge_sweeps({parts[0], parts[0]}, {"a", "a"}), InputError);
+  SweepSetup other = setup;
+  other.args.gbs = 128;
+  SweepOptions o = threads(1);
+  o.shard_index = 1;
+  o.shard_count = 3;
+  const SweepReport foreign = run_sweep(other, o);
+  try {
+    merge_sweeps({parts[0], foreign}, {"a.json", "b.json"});
+    FAIL("merge accepted shards of two sweeps");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("global batch") != std::string::npos);
+  }
+}
+
+TEST_CASE("JSON and CSV read back exactly, and merge combines files") {
+  const SweepReport& r = base_report();
+  SweepListing all;
+  all.all = true;
+  const std::string jpath = temp_path("all.json"), cpath = temp_path("all.csv");
+  std::ofstream(jpath) << sweep_to_json(r, all);
+  std::ofstream(cpath) << sweep_to_csv(r, all);
+  const SweepReport j = read_sweep_file(jpath);
+  check_same(r, j);
+  CHECK(j.complete);
+  CHECK(j.base_flags == r.base_flags);
+  const SweepReport c = read_sweep_file(cpath);
+  REQUIRE(c.ranked.size() == r.ranked.size());
+  for (std::size_t i = 0; i < c.ranked.size(); ++i) check_same(r.ranked[i], c.ranked[i]);
+  CHECK_FALSE(c.counts_known);
+  // A top-3 listing is not complete; the Pareto front travels in full.
+  SweepListing top3;
+  top3.top = 3;
+  std::ofstream(jpath) << sweep_to_json(r, top3);
+  const SweepReport t = read_sweep_file(jpath);
+  CHECK(t.ranked.size() == 3);
+  CHECK_FALSE(t.complete);
+  CHECK(t.pareto.size() == r.pareto.size());
+  std::remove(jpath.c_str());
+  std::remove(cpath.c_str());
+  CHECK_THROWS_AS(read_sweep_file(temp_path("missing.json")), InputError);
+  const std::string bad = temp_path("bad.json");
+  std::ofstream(bad) << "{\"sweep\": 1}";
+  CHECK_THROWS_AS(read_sweep_file(bad), InputError);
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("ranking order and Pareto front on hand-made results") {
+  auto mk = [](const char* plan, double t, double mem, std::int64_t mbs = 1) {
+    PlanResult r;
+    r.plan = plan;
+    r.step_time_s = t;
+    r.peak_gib = mem;
+    r.mbs = mbs;
+    r.recompute = "none";
+    r.schedule = "1f1b";
+    return r;
+  };
+  // Equal time: the leaner plan first; equal time and memory: the plan string decides, then mbs.
+  CHECK(ranks_before(mk("tp8pp1dp1", 1.0, 10), mk("tp8pp1dp1", 1.0, 20)));
+  CHECK(ranks_before(mk("tp1pp1dp8fsdp", 1.0, 10), mk("tp1pp1dp8zero3", 1.0, 10)));
+  CHECK(ranks_before(mk("tp8pp1dp1", 1.0, 10, 1), mk("tp8pp1dp1", 1.0, 10, 2)));
+  CHECK_FALSE(ranks_before(mk("tp8pp1dp1", 1.0, 10), mk("tp8pp1dp1", 1.0, 10)));  // irreflexive
+  // Times 1, 2, 3, 4, 5 with memory 50, 60, 40, 40, 10: plan 2 (60 GiB) is beaten by plan 1 on both, plan 4 ties
+  // plan 3's memory but is slower → front = plans 1 (1 s, 50), 3 (3 s, 40), 5 (5 s, 10).
+  const std::vector<PlanResult> ranked{mk("a", 1, 50), mk("b", 2, 60), mk("c", 3, 40), mk("d", 4, 40), mk("e", 5, 10)};
+  const auto front = pareto_front(ranked);
+  REQUIRE(front.size() == 3);
+  CHECK(front[0].plan == "a");
+  CHECK(front[1].plan == "c");
+  CHECK(front[2].plan == "e");
+}
+
+TEST_CASE("time-to-train and cost per result") {
+  SweepSetup s = small_setup();
+  s.filter.tp = {8};
+  s.filter.pp = {1};  // dp 2
+  s.filter.mbs = {1};
+  s.filter.sharding = {Sharding::Zero1};
+  s.filter.recompute = {Recompute::None};
+  SweepOptions o = threads(1);
+  o.tokens = 1e12;
+  o.price_per_gpu_hour = 2.0;
+  o.goodput = 0.9;
+  const SweepReport r = run_sweep(s, o);
+  REQUIRE(!r.ranked.empty());
+  const PlanResult& x = r.ranked.front();
+  REQUIRE(x.has_train);
+  // 1e12 tokens at gbs 64 × seq 4096 = 262,144 tokens per step → ⌈3,814,697.27⌉ = 3,814,698 steps; wall = steps ×
+  // step / goodput 0.9; GPU-hours = wall / 3600 × 16 GPUs; cost = GPU-hours × $2.
+  const double wall = 3814698.0 * x.step_time_s / 0.9;
+  CHECK(x.train_days == doctest::Approx(wall / 86400));
+  CHECK(x.gpu_hours == doctest::Approx(wall / 3600 * 16));
+  CHECK(x.cost_usd == doctest::Approx(x.gpu_hours * 2.0));
+}
+
+TEST_CASE("bad sweep inputs") {
+  SweepSetup s = small_setup();
+  SweepOptions o = threads(1);
+  o.shard_index = 3;
+  o.shard_count = 3;
+  CHECK_THROWS_AS(run_sweep(s, o), InputError);
+  // 12 GPUs with tp ∈ {2, 8}: tp8 does not divide 12 and tp2 leaves dp·pp = 6 with pp ∈ {1,2,4} → dp 6 or 3,
+  // neither dividing gbs 64 → no plan at all: an error naming the GPU count, not an empty ranking.
+  s.gpus = 12;
+  try {
+    run_sweep(s, threads(1));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("no valid plan for 12 GPUs") != std::string::npos);
+  }
+  s = small_setup();
+  s.args.model = "no-such-model";
+  CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
+}
