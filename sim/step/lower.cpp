@@ -245,6 +245,20 @@ void Builder::add_data_parallel(int stage) {
     } else {  // ZeRO-3 / FSDP / HSDP
       const GroupShape& shard = k_.shard_group;
       const bool hsdp = sh == Sharding::HSDP && k_.replica_group.size > 1;
+      // Reduce-scatter a segment's gradients in the shard group; HSDP then all-reduces the 1/N shard across replicas.
+      auto reduce_segment = [&](const Segment& sg, const PipeOp& op) {
+        const double bytes = sg.params * gwb;
+        TaskId rs = add(dps, comm(Collective::ReduceScatter, bytes, shard),
+                        info(TaskKind::GradReduce, Collective::ReduceScatter, op.chunk, op.microbatch, sg, bytes));
+        g_.add_dep(sg.task, rs);
+        grad_tasks.push_back(rs);
+        if (hsdp) {
+          const double shard_bytes = bytes / shard.size;
+          grad_tasks.push_back(add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
+                                   info(TaskKind::GradReduce, Collective::AllReduce, op.chunk, op.microbatch, sg,
+                                        shard_bytes)));
+        }
+      };
       for (const PipeOp& op : sched_[stage]) {
         const bool fwd = op.kind == PipeOp::Forward;
         const PassRef& r = passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
@@ -259,35 +273,9 @@ void Builder::add_data_parallel(int stage) {
           if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
           g_.add_dep(ag, sg.task);
           // The reduce-scatter of the previous segment's gradients follows this segment's prefetch on the stream.
-          if (reduce && i >= 1) {
-            const Segment& pv = segs_[r.first + i - 1];
-            TaskId rs = add(dps, comm(Collective::ReduceScatter, pv.params * gwb, shard),
-                            info(TaskKind::GradReduce, Collective::ReduceScatter, op.chunk, op.microbatch, pv,
-                                 pv.params * gwb));
-            g_.add_dep(pv.task, rs);
-            grad_tasks.push_back(rs);
-            if (hsdp) {
-              TaskId ar = add(dps, comm(Collective::AllReduce, pv.params * gwb / shard.size, k_.replica_group),
-                              info(TaskKind::GradReduce, Collective::AllReduce, op.chunk, op.microbatch, pv,
-                                   pv.params * gwb / shard.size));
-              grad_tasks.push_back(ar);
-            }
-          }
+          if (reduce && i >= 1) reduce_segment(segs_[r.first + i - 1], op);
         }
-        if (reduce && r.count > 0) {
-          const Segment& last = segs_[r.first + r.count - 1];
-          TaskId rs = add(dps, comm(Collective::ReduceScatter, last.params * gwb, shard),
-                          info(TaskKind::GradReduce, Collective::ReduceScatter, op.chunk, op.microbatch, last,
-                               last.params * gwb));
-          g_.add_dep(last.task, rs);
-          grad_tasks.push_back(rs);
-          if (hsdp) {
-            TaskId ar = add(dps, comm(Collective::AllReduce, last.params * gwb / shard.size, k_.replica_group),
-                            info(TaskKind::GradReduce, Collective::AllReduce, op.chunk, op.microbatch, last,
-                                 last.params * gwb / shard.size));
-            grad_tasks.push_back(ar);
-          }
-        }
+        if (reduce && r.count > 0) reduce_segment(segs_[r.first + r.count - 1], op);
       }
     }
   }
