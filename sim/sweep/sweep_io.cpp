@@ -35,10 +35,13 @@ std::string join_flags(const std::vector<std::string>& flags) {
   return s;
 }
 
-json result_json(const SweepReport& rep, const PlanResult& r, std::size_t rank) {
-  json kinds = json::object();
+// Output keeps a reading order (ordered_json); input accepts any order.
+using ojson = nlohmann::ordered_json;
+
+ojson result_json(const SweepReport& rep, const PlanResult& r, std::size_t rank) {
+  ojson kinds = ojson::object();
   for (int k = 0; k < kCommKinds; ++k) kinds[kKinds[k]] = r.exposed_by_kind_s[static_cast<std::size_t>(k)];
-  json j = {{"rank", rank},
+  ojson j = {{"rank", rank},
             {"plan", r.plan},
             {"mbs", r.mbs},
             {"recompute", r.recompute},
@@ -62,7 +65,7 @@ json result_json(const SweepReport& rep, const PlanResult& r, std::size_t rank) 
               {"fits", r.fits}}},
             {"main_loss", {{"kind", r.main_loss}, {"fraction", r.main_loss_fraction}}}};
   if (r.has_train) {
-    json t = {{"days", r.train_days}, {"gpu_hours", r.gpu_hours}};
+    ojson t = {{"days", r.train_days}, {"gpu_hours", r.gpu_hours}};
     if (r.has_cost) t["cost_usd"] = r.cost_usd;
     j["train"] = t;
   }
@@ -302,7 +305,20 @@ std::string identity_text(const SweepReport& r) {
 }  // namespace
 
 std::string sweep_to_json(const SweepReport& r, const SweepListing& l) {
-  json j;
+  ojson j;
+  j["evaluated"] = r.evaluated;
+  j["simulated"] = r.simulated;
+  j["feasible"] = r.feasible;
+  j["rejected"] = r.rejected;
+  const std::size_t n = listed_count(r, l);
+  j["complete"] = r.complete && n == r.ranked.size();
+  j["counts_known"] = r.counts_known;
+  ojson results = ojson::array();
+  for (std::size_t i = 0; i < n; ++i) results.push_back(result_json(r, r.ranked[i], i + 1));
+  j["results"] = results;
+  ojson pareto = ojson::array();
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) pareto.push_back(result_json(r, r.pareto[i], i + 1));
+  j["pareto_front"] = pareto;
   j["sweep"] = {{"model", r.model},
                 {"gpu", r.gpu},
                 {"gpus", r.gpus},
@@ -314,19 +330,6 @@ std::string sweep_to_json(const SweepReport& r, const SweepListing& l) {
                 {"predict_flags", r.base_flags},
                 {"shard_count", r.shard_count},
                 {"shards", r.shards}};
-  j["evaluated"] = r.evaluated;
-  j["simulated"] = r.simulated;
-  j["feasible"] = r.feasible;
-  j["counts_known"] = r.counts_known;
-  j["rejected"] = r.rejected;
-  const std::size_t n = listed_count(r, l);
-  j["complete"] = r.complete && n == r.ranked.size();
-  json results = json::array();
-  for (std::size_t i = 0; i < n; ++i) results.push_back(result_json(r, r.ranked[i], i + 1));
-  j["results"] = results;
-  json pareto = json::array();
-  for (std::size_t i = 0; i < r.pareto.size(); ++i) pareto.push_back(result_json(r, r.pareto[i], i + 1));
-  j["pareto_front"] = pareto;
   j["timing"] = {{"wall_s", r.wall_s},
                  {"cpu_s", r.cpu_s},
                  {"threads", r.threads},
