@@ -14,8 +14,10 @@
 //        1F1B and holds m micro-batches of activations).
 //   mbs  powers of two (any listed value with --mbs) dividing gbs/dp; interleaving needs m = gbs/(dp·mbs) % pp == 0.
 //   sharding  zero0 (DDP); zero1/zero2/zero3/fsdp when the DP×CP group has more than one rank (Megatron-Core shards
-//        the distributed optimizer over DP×CP); zero2/zero3 not with pp > 1 unless listed (DeepSpeed's pipeline engine
-//        refuses them); hsdp with shard groups of gpus_per_node/(tp·cp) DP ranks (one node) when that is > 1, below
+//        the distributed optimizer over DP×CP); zero2/zero3/fsdp/hsdp not with pp > 1 unless listed (DeepSpeed's
+//        pipeline engine refuses ZeRO-2/3, Megatron-Core has no FSDP with PP, and parsim's per-micro-batch FSDP
+//        re-gathers model what FSDP does without PP; torchtitan's PP+FSDP keeps parameters gathered across
+//        micro-batches — ask for it explicitly with --zero fsdp); hsdp with shard groups of gpus_per_node/(tp·cp) DP ranks (one node) when that is > 1, below
 //        dp and divides it.
 //   recompute none, selective, full.
 //   sp   off, and on when tp > 1 and tp divides the tokens per CP rank.
@@ -120,6 +122,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                 if (s == Sharding::None) {
                   plans.push_back(p);
                 } else if (s == Sharding::HSDP) {
+                  if (pp > 1 && f.sharding.empty()) continue;
                   if ((tp * cp) >= G || G % (tp * cp) != 0) continue;
                   const int n = G / (tp * cp);
                   if (n <= 1 || n >= dp || dp % n != 0) continue;
@@ -127,7 +130,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                   plans.push_back(p);
                 } else {
                   if (!dp_group) continue;
-                  if ((s == Sharding::Zero2 || s == Sharding::Zero3) && pp > 1 && f.sharding.empty()) continue;
+                  if (s != Sharding::Zero1 && pp > 1 && f.sharding.empty()) continue;
                   plans.push_back(p);
                 }
               }

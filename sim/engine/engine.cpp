@@ -121,8 +121,9 @@ void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs
   const double old_rate = before > 0 ? 1.0 / (1.0 + sd) : 1.0;
   const double new_rate = device_comm_active_[device] > 0 ? 1.0 / (1.0 + sd) : 1.0;
   // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one.
-  for (StreamId s = 0; s < g.stream_device_.size(); ++s) {
-    if (g.stream_device_[s] != device || g.stream_class_[s] != StreamClass::Compute || !stream_busy_[s]) continue;
+  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
+    const StreamId s = device_compute_[i];
+    if (!stream_busy_[s]) continue;
     TaskId t = stream_running_[s];
     remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
     last_update_[t] = now;
@@ -161,6 +162,18 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.stream_[t]]++] = static_cast<TaskId>(t);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
+  // Compute streams per device, for re-planning under SM contention without scanning every stream.
+  const std::size_t nd = g.device_slowdown_.size();
+  device_begin_.assign(nd + 1, 0);
+  for (StreamId s = 0; s < ns; ++s)
+    if (g.stream_class_[s] == StreamClass::Compute) ++device_begin_[g.stream_device_[s] + 1];
+  for (std::size_t d = 0; d < nd; ++d) device_begin_[d + 1] += device_begin_[d];
+  device_compute_.resize(device_begin_[nd]);
+  {
+    std::vector<std::uint32_t> cur(device_begin_.begin(), device_begin_.end() - 1);
+    for (StreamId s = 0; s < ns; ++s)
+      if (g.stream_class_[s] == StreamClass::Compute) device_compute_[cur[g.stream_device_[s]]++] = s;
+  }
   stream_busy_.assign(ns, 0);
   stream_running_.assign(ns, 0);
   device_comm_active_.assign(g.device_slowdown_.size(), 0);

@@ -42,6 +42,9 @@ public:
   StreamClass stream_class(StreamId s) const { return stream_class_[s]; }
   int stream_device(StreamId s) const { return stream_device_[s]; }
   const std::vector<std::pair<TaskId, TaskId>> edges() const;
+  // Dependency i is dep_from(i) → dep_to(i), in insertion order (no copy, unlike edges()).
+  TaskId dep_from(std::size_t i) const { return dep_from_[i]; }
+  TaskId dep_to(std::size_t i) const { return dep_to_[i]; }
 
   // Uses Boost.Graph to check the graph (dependencies plus stream order) is acyclic; returns an empty string when it
   // is, else a description of a task on a cycle. For tests and debugging (the executor also detects deadlock).
@@ -88,6 +91,7 @@ private:
   std::vector<std::uint8_t> stream_busy_;
   std::vector<TaskId> stream_running_;
   std::vector<int> device_comm_active_;
+  std::vector<std::uint32_t> device_begin_, device_compute_;  // compute streams of each device (CSR)
   std::vector<double> remaining_;       // work left (ns at full speed) of running compute tasks
   std::vector<TimeNs> last_update_;
   std::vector<std::uint32_t> version_;

@@ -34,6 +34,7 @@ public:
   const std::vector<MemorySample>& memory_samples() const;
 
 private:
+  StepReport simulate(const Scenario& sc, const EvalOptions& opt);  // one full event simulation
   struct State;
   std::unique_ptr<State> st_;
 };

@@ -5,6 +5,7 @@
 #include "sim/step/lower.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace parsim {
@@ -42,6 +43,14 @@ private:
   std::vector<Segment> segs_;
   std::vector<PassRef> passes_;
   std::vector<std::vector<PipeOp>> sched_;
+  struct CommMemo {
+    const GroupShape* group = nullptr;
+    Collective coll = Collective::AllReduce;
+    double bytes = -1;
+    double time = 0;
+  };
+  mutable std::array<CommMemo, 8> memo_{};
+  mutable std::size_t memo_next_ = 0;
 
   int vstage(int stage, int chunk) const { return chunk * P_ + stage; }
   std::size_t pass_index(int stage, int chunk, int mb, int kind) const {
@@ -64,6 +73,16 @@ private:
   }
   double param_wire_bytes() const { return sc_.train.precision == Precision::FP32 ? 4 : 2; }
 
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
+  // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
+  std::uint32_t intern_cost(std::uint64_t key, const PassCost& c) {
+    for (const auto& [k, id] : cost_keys_)
+      if (k == key) return id;
+    out_.costs.push_back(c);
+    const auto id = static_cast<std::uint32_t>(out_.costs.size() - 1);
+    cost_keys_.emplace_back(key, id);
+    return id;
+  }
   std::uint32_t add_info(const TaskInfo& ti) {
     out_.info.push_back(ti);
     return static_cast<std::uint32_t>(out_.info.size() - 1);
@@ -80,7 +99,14 @@ private:
 };
 
 double Builder::comm(Collective c, double bytes, const GroupShape& gs) const {
-  return gs.size <= 1 ? 0.0 : collective_time(sc_.hw, c, bytes, gs).time_s;
+  if (gs.size <= 1) return 0.0;
+  // Per-layer collectives repeat with the same size every micro-batch: memoise the last few.
+  for (const CommMemo& m : memo_)
+    if (m.group == &gs && m.coll == c && m.bytes == bytes) return m.time;
+  const double t = collective_time(sc_.hw, c, bytes, gs).time_s;
+  memo_[memo_next_] = CommMemo{&gs, c, bytes, t};
+  memo_next_ = (memo_next_ + 1) % memo_.size();
+  return t;
 }
 
 // Bucketed collectives: a segment's gradients go out in ⌈bytes / bucket⌉ buckets, each paying the latency.
@@ -145,9 +171,14 @@ void Builder::add_pass(int stage, const PipeOp& op) {
       cost += fwd ? k_.head_fwd : k_.head_bwd;
       params += k_.head_params;
     }
+    bool with_embed = false, with_head = false;
+    if (is_first && ((fwd && first_seg) || (!fwd && last_seg))) with_embed = true;
+    if (is_last && ((fwd && last_seg) || (!fwd && first_seg))) with_head = true;
+    const std::uint64_t key = (fwd ? 1u : 0u) | (static_cast<std::uint64_t>(layers) << 1) |
+                              (with_embed ? 1ull << 40 : 0) | (with_head ? 1ull << 41 : 0);
     TaskInfo ti{fwd ? TaskKind::Forward : TaskKind::Backward, CommKind::TP, Collective::AllReduce,
                 static_cast<std::int16_t>(stage), static_cast<std::int16_t>(op.chunk), op.microbatch,
-                static_cast<std::int16_t>(lb), static_cast<std::int16_t>(le), 0.0, cost};
+                static_cast<std::int16_t>(lb), static_cast<std::int16_t>(le), 0.0f, intern_cost(key, cost), kNoTask};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
     segs_.push_back(Segment{id, lb, le, params});
   }
@@ -168,7 +199,8 @@ void Builder::add_pipe_recvs(int stage) {
     const PassRef& prod = passes_[pass_index(from_stage, from_chunk, op.microbatch, op.kind)];
     const PassRef& cons = passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
     TaskInfo ti{TaskKind::PipeRecv, CommKind::PP, Collective::SendRecv, static_cast<std::int16_t>(stage),
-                static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, k_.p2p_bytes, PassCost{}};
+                static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, static_cast<float>(k_.p2p_bytes), kNoTask,
+                kNoTask};
     TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
     g_.add_dep(segs_[prod.first + prod.count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
@@ -193,8 +225,8 @@ void Builder::add_data_parallel(int stage) {
   std::vector<TaskId> grad_tasks;  // every gradient-reduction task of this stage
   auto info = [&](TaskKind kind, Collective c, int chunk, int mb, const Segment& sg, double bytes) {
     return TaskInfo{kind, CommKind::DP, c, static_cast<std::int16_t>(stage), static_cast<std::int16_t>(chunk), mb,
-                    static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end), bytes,
-                    PassCost{}};
+                    static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end),
+                    static_cast<float>(bytes), kNoTask, kNoTask};
   };
   double stage_params = 0;
   for (int c = 0; c < V_; ++c) {
@@ -272,6 +304,7 @@ void Builder::add_data_parallel(int stage) {
                                sg.params * pwb));
           if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
           g_.add_dep(ag, sg.task);
+          out_.info[g_.tag(sg.task)].gather = ag;
           // The reduce-scatter of the previous segment's gradients follows this segment's prefetch on the stream.
           if (reduce && i >= 1) reduce_segment(segs_[r.first + i - 1], op);
         }
@@ -283,10 +316,11 @@ void Builder::add_data_parallel(int stage) {
   // Optimizer step on this rank's share of the parameters, after its gradients are reduced; memory-bound.
   const double owned = stage_params / std::max(1, sh == Sharding::None ? 1 : k_.shard_degree);
   Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params};
+  PassCost oc;
+  oc.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
   TaskInfo oi{TaskKind::Optimizer, CommKind::DP, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
-              0.0, PassCost{}};
-  oi.cost.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
-  TaskId opt = add(comp, oi.cost.compute_s, oi);
+              0.0f, intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), oc), kNoTask};
+  TaskId opt = add(comp, oc.compute_s, oi);
   for (TaskId t : grad_tasks) g_.add_dep(t, opt);
   // Parameter all-gather after the step when it is not overlapped with the next forward (DeepSpeed ZeRO-2;
   // Megatron without --overlap-param-gather).
@@ -305,6 +339,8 @@ void Builder::build() {
   out_.microbatches = M_;
   g_.clear();
   out_.info.clear();
+  out_.costs.clear();
+  cost_keys_.clear();
   out_.compute_stream.clear();
   out_.pp_stream.clear();
   out_.dp_stream.clear();

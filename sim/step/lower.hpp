@@ -46,22 +46,41 @@ struct TaskInfo {
   std::int16_t chunk;
   std::int32_t microbatch;
   std::int16_t layer_begin, layer_end;  // layer range inside the chunk (global layer indices), [begin, end)
-  double bytes;         // communication payload
-  PassCost cost;        // compute passes: the composition of the duration
+  float bytes;          // communication payload
+  std::uint32_t cost_id;  // compute tasks: index into Lowered::costs (the composition of the duration)
+  std::uint32_t gather;   // compute segments under ZeRO-3/FSDP: the task that all-gathers their parameters
 };
+constexpr std::uint32_t kNoTask = 0xffffffffu;
 
 struct Lowered {
   engine::TaskGraph graph;
   std::vector<TaskInfo> info;         // indexed by tag
+  std::vector<PassCost> costs;        // the few distinct pass compositions, shared by tasks
+  const PassCost& cost(const TaskInfo& ti) const { return costs[ti.cost_id]; }
   std::vector<engine::StreamId> compute_stream, pp_stream, dp_stream;  // per stage
   int microbatches = 0;
 };
 // Builds the step's task graph for one representative rank per pipeline stage.
 void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out);
 
+// Scratch buffers of the analysis, kept between evaluations so that a sweep thread does not allocate per plan.
+struct MemEvent {
+  std::int64_t t;
+  double delta;
+  int kind;  // 0 activations, 1 buffers
+};
+using Interval = std::pair<std::int64_t, std::int64_t>;
+struct Scratch {
+  std::vector<std::vector<MemEvent>> events, gathers;
+  std::vector<MemEvent> merged;
+  std::vector<std::vector<Interval>> comp, pass, dp, pp;
+  std::vector<Interval> tmp1, tmp2, tmp3, tmp4, tmp5, tmp6;
+};
+
 struct ExecutedStep {
   Lowered lowered;
   engine::Timeline timeline;
+  mutable Scratch scratch;
 };
 
 // Memory (memory.cpp).
@@ -84,5 +103,7 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& cos
 
 // Metrics (metrics.cpp).
 void compute_metrics(const Scenario& sc, const StepCosts& costs, const ExecutedStep& ex, StepReport& rep);
+// MFU, HFU, TFLOP/s and tokens/s from rep.step_time_s (FLOPs from the scenario's global batch).
+void finish_throughput(const Scenario& sc, StepReport& rep);
 
 }  // namespace parsim

@@ -95,12 +95,6 @@ double overhead_bytes(const Scenario& sc, double allocated_bytes) {
 
 namespace {
 
-struct MemEvent {
-  std::int64_t t;
-  double delta;
-  int kind;  // 0 activations, 1 buffers
-};
-
 void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<double>& dyn_peak,
                    const std::vector<double>& act_at_peak, const std::vector<double>& buf_at_peak, MemoryReport& m,
                    std::vector<StageMetrics>* stages) {
@@ -141,19 +135,19 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   const int P = pl.pp, V = pl.vpp;
   const Lowered& lw = ex.lowered;
   const auto& tl = ex.timeline;
-  std::vector<std::vector<MemEvent>> ev(P);
+  Scratch& sc_buf = ex.scratch;
+  auto& ev = sc_buf.events;
+  ev.resize(P);
+  for (auto& v : ev) v.clear();
   const bool gather = gathers_params(pl.sharding) && k.dp_group.size > 1;
   const double pwb = sc.train.precision == Precision::FP32 ? 4 : 2;
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
-  std::vector<std::int64_t> gather_start;  // by compute task id → start of its all-gather (or -1)
-  if (gather) gather_start.assign(lw.graph.num_tasks(), -1);
-  for (const auto& [from, to] : lw.graph.edges()) {
-    if (!gather) break;
-    const TaskInfo& fi = lw.info[lw.graph.tag(from)];
-    const TaskInfo& ti = lw.info[lw.graph.tag(to)];
-    if (fi.kind == TaskKind::ParamGather && (ti.kind == TaskKind::Forward || ti.kind == TaskKind::Backward))
-      gather_start[to] = tl.start[from];
-  }
+  // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
+  // gathered-parameter allocations happen at their all-gather's start and go to a second list, also in time order
+  // (all-gathers run in the order of the passes they feed). The two are merged, not sorted.
+  auto& gathers = sc_buf.gathers;
+  gathers.resize(P);
+  for (auto& v : gathers) v.clear();
   for (std::size_t t = 0; t < lw.graph.num_tasks(); ++t) {
     const auto id = static_cast<engine::TaskId>(t);
     const TaskInfo& ti = lw.info[lw.graph.tag(id)];
@@ -161,38 +155,51 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     const int s = ti.stage;
     const int vs = ti.chunk * P + s;
     const int layers = ti.layer_end - ti.layer_begin;
-    double stored = layers * a.per_layer;
     const bool has_embed = vs == 0 && ti.layer_begin == 0;
     const bool has_head = vs == P * V - 1 && ti.layer_end == sc.model.layers;
-    if (has_embed) stored += a.embed;
-    if (ti.kind == TaskKind::Forward) {
-      ev[s].push_back({tl.start[id], stored, 0});                                  // kept until its backward
-      if (has_head) ev[s].push_back({tl.start[id], a.logits, 0});                  // logits live until head bwd
-    } else {
-      ev[s].push_back({tl.end[id], -stored, 0});
-      ev[s].push_back({tl.start[id], a.working, 0});                               // backward working set
-      ev[s].push_back({tl.end[id], -a.working, 0});
-      if (has_head) ev[s].push_back({tl.end[id], -a.logits, 0});
-    }
+    const double stored = layers * a.per_layer + (has_embed ? a.embed : 0.0);
+    // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
+    // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
+    // (approximated by the end of the segment).
+    const double gathered = gather ? (layers * k.layer_params + (has_embed ? k.embed_params : 0) +
+                                      (has_head ? k.head_params : 0)) * pwb
+                                   : 0.0;
+    const bool fwd = ti.kind == TaskKind::Forward;
+    auto& e = ev[s];
     if (gather) {
-      // Parameters gathered in 16 bit (all of this segment's, the local shard included), plus in backward the
-      // unsharded 16-bit gradients until the reduce-scatter (approximated by the end of the segment).
-      double seg_params = layers * k.layer_params + (has_embed ? k.embed_params : 0) + (has_head ? k.head_params : 0);
-      std::int64_t from = gather_start[id] >= 0 ? gather_start[id] : tl.start[id];
-      ev[s].push_back({from, seg_params * pwb, 1});
-      ev[s].push_back({tl.end[id], -seg_params * pwb, 1});
-      if (ti.kind == TaskKind::Backward) {
-        ev[s].push_back({tl.start[id], seg_params * pwb, 1});
-        ev[s].push_back({tl.end[id], -seg_params * pwb, 1});
-      }
+      if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
+      else e.push_back({tl.start[id], gathered, 1});
     }
+    if (fwd) {
+      e.push_back({tl.start[id], stored, 0});                          // kept until its backward
+      if (has_head) e.push_back({tl.start[id], a.logits, 0});          // logits live until the head's backward
+    } else {
+      e.push_back({tl.start[id], a.working, 0});                       // backward working set
+      if (gather) e.push_back({tl.start[id], gathered, 1});            // unsharded gradients
+      e.push_back({tl.end[id], -a.working, 0});
+      e.push_back({tl.end[id], -stored, 0});
+      if (has_head) e.push_back({tl.end[id], -a.logits, 0});
+      if (gather) e.push_back({tl.end[id], -gathered, 1});
+    }
+    if (gather) e.push_back({tl.end[id], -gathered, 1});
+  }
+  auto by_time = [](const MemEvent& x, const MemEvent& y) { return x.t < y.t; };  // stable: compute events first
+  for (int s = 0; s < P; ++s) {
+    if (gathers[s].empty()) continue;
+    auto& all = sc_buf.merged;
+    all.resize(ev[s].size() + gathers[s].size());
+    std::merge(ev[s].begin(), ev[s].end(), gathers[s].begin(), gathers[s].end(), all.begin(), by_time);
+    ev[s].swap(all);
   }
   std::vector<double> peak(P, 0), act_at(P, 0), buf_at(P, 0);
   for (int s = 0; s < P; ++s) {
     auto& e = ev[s];
-    std::sort(e.begin(), e.end(), [](const MemEvent& x, const MemEvent& y) {
-      return x.t != y.t ? x.t < y.t : x.delta < y.delta;  // frees before allocations at the same instant
-    });
+    // Events of an in-order compute stream arrive in time order, frees of one pass before the next pass's
+    // allocations; only gathered parameters (allocated at their all-gather's start) need a sort.
+    if (!std::is_sorted(e.begin(), e.end(), [](const MemEvent& x, const MemEvent& y) { return x.t < y.t; }))
+      std::sort(e.begin(), e.end(), [](const MemEvent& x, const MemEvent& y) {
+        return x.t != y.t ? x.t < y.t : x.delta < y.delta;  // frees before allocations at the same instant
+      });
     const StaticMemory st = static_memory(sc, k, s);
     const double base = st.weights + st.grads + st.optimizer;
     double cur_act = 0, cur_buf = 0;

@@ -18,8 +18,6 @@ const char* to_string(CommKind k) {
 
 namespace {
 
-using Interval = std::pair<std::int64_t, std::int64_t>;
-
 // Length of `a` not covered by any interval of `cover` (both sorted, each internally disjoint).
 std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interval>& cover) {
   std::int64_t total = 0;
@@ -38,15 +36,17 @@ std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interva
   return total;
 }
 
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
-  std::vector<Interval> out;
+// Union of intervals into `out`. Intervals of one in-order stream arrive sorted by start, so the sort is usually
+// skipped.
+void merged(std::vector<Interval>& v, std::vector<Interval>& out) {
+  if (!std::is_sorted(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.first < b.first; }))
+    std::sort(v.begin(), v.end());
+  out.clear();
   for (const auto& x : v) {
     if (x.second <= x.first) continue;
     if (!out.empty() && x.first <= out.back().second) out.back().second = std::max(out.back().second, x.second);
     else out.push_back(x);
   }
-  return out;
 }
 
 std::int64_t length(const std::vector<Interval>& v) {
@@ -68,7 +68,15 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
   rep.events = tl.events;
   rep.stages.resize(P);
 
-  std::vector<std::vector<Interval>> comp(P), pass(P), dp(P), pp(P);
+  Scratch& buf = ex.scratch;
+  auto& comp = buf.comp;
+  auto& pass = buf.pass;
+  auto& dp = buf.dp;
+  auto& pp = buf.pp;
+  for (auto* v : {&comp, &pass, &dp, &pp}) {
+    v->resize(P);
+    for (auto& x : *v) x.clear();
+  }
   std::int64_t win_begin = std::numeric_limits<std::int64_t>::max(), win_end = 0;
   for (std::size_t t = 0; t < g.num_tasks(); ++t) {
     const auto id = static_cast<engine::TaskId>(t);
@@ -85,11 +93,12 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
         comp[s].push_back(iv);
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
         const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
-        sm.compute_s += std::max(0.0, actual - ti.cost.tp_exposed_s - ti.cost.cp_exposed_s);
-        sm.comm_by_kind_s[0] += ti.cost.tp_s;
-        sm.exposed_by_kind_s[0] += ti.cost.tp_exposed_s;
-        sm.comm_by_kind_s[1] += ti.cost.cp_s;
-        sm.exposed_by_kind_s[1] += ti.cost.cp_exposed_s;
+        const PassCost& pc = lw.cost(ti);
+        sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s);
+        sm.comm_by_kind_s[0] += pc.tp_s;
+        sm.exposed_by_kind_s[0] += pc.tp_exposed_s;
+        sm.comm_by_kind_s[1] += pc.cp_s;
+        sm.exposed_by_kind_s[1] += pc.cp_exposed_s;
         break;
       }
       case TaskKind::Optimizer:
@@ -107,18 +116,23 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
   double best_busy = -1;
   for (int s = 0; s < P; ++s) {
     StageMetrics& sm = rep.stages[s];
-    auto c = merged(comp[s]);
-    auto d = merged(dp[s]);
-    auto p = merged(pp[s]);
+    auto& c = buf.tmp1;
+    auto& d = buf.tmp2;
+    auto& p = buf.tmp3;
+    merged(comp[s], c);
+    merged(dp[s], d);
+    merged(pp[s], p);
     // Exposed = communication while the compute stream is idle; where PP and DP overlap, DP is charged first so
     // that the kinds add up to the total.
-    std::vector<Interval> cd = c;
-    cd.insert(cd.end(), d.begin(), d.end());
-    cd = merged(cd);
+    auto& cd = buf.tmp4;
+    cd.resize(c.size() + d.size());
+    std::merge(c.begin(), c.end(), d.begin(), d.end(), cd.begin());
+    auto& cd_union = buf.tmp5;
+    merged(cd, cd_union);
     sm.comm_by_kind_s[3] = static_cast<double>(length(d)) * 1e-9;
     sm.comm_by_kind_s[2] = static_cast<double>(length(p)) * 1e-9;
     sm.exposed_by_kind_s[3] = static_cast<double>(uncovered(d, c)) * 1e-9;
-    sm.exposed_by_kind_s[2] = static_cast<double>(uncovered(p, cd)) * 1e-9;
+    sm.exposed_by_kind_s[2] = static_cast<double>(uncovered(p, cd_union)) * 1e-9;
     sm.comm_s = 0;
     sm.exposed_comm_s = 0;
     for (int k = 0; k < kCommKinds; ++k) {
@@ -129,9 +143,11 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     // Bubble (contract): idle time of the compute stream inside the pipeline window, over the window. A pass's
     // in-layer TP/CP communication is part of the pass (the stage is not idle while it waits for it).
     if (P > 1 && window > 0) {
-      auto ps = merged(pass[s]);
+      auto& ps = buf.tmp6;
+      merged(pass[s], ps);
       std::int64_t busy = 0;
       for (const auto& x : ps) busy += std::min(x.second, win_end) - std::max(x.first, win_begin);
+      sm.window_idle_s = (window - static_cast<double>(busy)) * 1e-9;
       bubble_sum += (window - static_cast<double>(busy)) / window;
     }
     if (sm.compute_s + sm.exposed_comm_s > best_busy) {
@@ -140,10 +156,16 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     }
   }
   rep.bubble_fraction = P > 1 ? bubble_sum / P : 0.0;
+  rep.window_s = window * 1e-9;
+  rep.simulated_microbatches = lw.microbatches;
   const StageMetrics& cs = rep.stages[rep.critical_stage];
   rep.exposed_comm_s = cs.exposed_comm_s;
   rep.exposed_by_kind_s = cs.exposed_by_kind_s;
+  finish_throughput(sc, rep);
+}
 
+void finish_throughput(const Scenario& sc, StepReport& rep) {
+  const Plan& pl = sc.plan;
   const double seqs = static_cast<double>(sc.train.gbs);
   rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
   rep.hardware_flops_per_step = hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute);

@@ -41,6 +41,7 @@ struct StageMetrics {
   double comm_s = 0;            // union of communication-stream busy time
   double exposed_comm_s = 0;    // communication not covered by compute
   double idle_s = 0;            // step − compute − exposed comm
+  double window_idle_s = 0;     // compute-stream idle inside the pipeline window (the bubble's numerator)
   std::array<double, kCommKinds> comm_by_kind_s{};
   std::array<double, kCommKinds> exposed_by_kind_s{};
   double peak_gib = 0;
@@ -53,11 +54,14 @@ struct StepReport {
   double tflops_per_gpu = 0;    // model TFLOP/s per GPU
   double tokens_per_s = 0;      // whole job
   double bubble_fraction = 0;
+  double window_s = 0;          // pipeline window: first forward start to last backward end, over all stages
   double exposed_comm_s = 0;    // critical-path stage's exposed communication
   std::array<double, kCommKinds> exposed_by_kind_s{};
   double model_flops_per_step = 0, hardware_flops_per_step = 0;
   std::int64_t microbatches = 0;
-  std::int64_t events = 0;      // tasks the engine executed
+  std::int64_t events = 0;      // events the engine executed
+  std::int64_t simulated_microbatches = 0;  // micro-batches played out (fewer than microbatches when the periodic
+                                            // steady state was extended, see evaluate.cpp)
   MemoryReport memory;
   std::vector<StageMetrics> stages;
   int critical_stage = 0;       // the stage whose compute + exposed comm is largest (reported in compute_s …)

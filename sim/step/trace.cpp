@@ -92,22 +92,23 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
       case TaskKind::Forward:
       case TaskKind::Backward: {
         const bool fwd = ti.kind == TaskKind::Forward;
+        const PassCost& tc = lw.cost(ti);
         std::string name = std::string(fwd ? "F" : "B") + " mb" + std::to_string(ti.microbatch) +
                            (pl.vpp > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
                            std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
         std::snprintf(args, sizeof args,
                       R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f)",
-                      ti.microbatch, ti.chunk, ti.layer_begin, ti.layer_end - 1, ti.cost.compute_s * 1e3,
-                      ti.cost.tp_s * 1e3, ti.cost.tp_exposed_s * 1e3, ti.cost.cp_s * 1e3, ti.cost.cp_exposed_s * 1e3);
+                      ti.microbatch, ti.chunk, ti.layer_begin, ti.layer_end - 1, tc.compute_s * 1e3,
+                      tc.tp_s * 1e3, tc.tp_exposed_s * 1e3, tc.cp_s * 1e3, tc.cp_exposed_s * 1e3);
         w.x(s, kCompute, ts, dur, name, args);
         const PassCost& per = fwd ? k.layer_fwd : k.layer_bwd;
         const int layers = ti.layer_end - ti.layer_begin;
-        if (layer_detail && layers > 0 && ti.cost.duration_s() > 0) {
+        if (layer_detail && layers > 0 && tc.duration_s() > 0) {
           // Lay the layers out inside the pass (stretched uniformly if SM contention slowed it), each followed by its
           // exposed TP/CP communication, which also appears on the tp/cp tracks.
-          const double scale = dur / (ti.cost.duration_s() * 1e6);
+          const double scale = dur / (tc.duration_s() * 1e6);
           const PassCost extra = [&] {
-            PassCost e = ti.cost;
+            PassCost e = tc;
             e.compute_s -= per.compute_s * layers;
             e.tp_s -= per.tp_s * layers;
             e.tp_exposed_s -= per.tp_exposed_s * layers;
@@ -150,14 +151,15 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
         break;
       case TaskKind::PipeRecv:
         std::snprintf(args, sizeof args, R"("microbatch":%d,"chunk":%d,"bytes":%.0f)", ti.microbatch, ti.chunk,
-                      ti.bytes);
+                      static_cast<double>(ti.bytes));
         w.x(s, kPp, ts, dur, std::string("recv ") + (ti.microbatch >= 0 ? "mb" + std::to_string(ti.microbatch) : ""),
             args);
         break;
       case TaskKind::GradReduce:
       case TaskKind::ParamGather:
         std::snprintf(args, sizeof args, R"("microbatch":%d,"layers":"%d-%d","bytes":%.0f,"collective":"%s")",
-                      ti.microbatch, ti.layer_begin, ti.layer_end - 1, ti.bytes, coll_name(ti.coll).c_str());
+                      ti.microbatch, ti.layer_begin, ti.layer_end - 1, static_cast<double>(ti.bytes),
+                      coll_name(ti.coll).c_str());
         w.x(s, kDp, ts, dur,
             std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + coll_name(ti.coll), args);
         break;

@@ -201,3 +201,41 @@ TEST_CASE("model state memory falls strictly from ZeRO-0 to 3, FSDP equals ZeRO-
   const StepReport one = evaluate(scenario("llama2-7b", "dp1", "h100", 1, 1, 4096));
   CHECK_FALSE(one.memory.fits);
 }
+
+TEST_CASE("long pipelines: extending the periodic steady state equals simulating every micro-batch") {
+  // evaluate() plays out 2p and 3p micro-batches and extends linearly (evaluate.cpp); keep_timeline forces the full
+  // simulation. Both are event simulations of the same step, so they must agree to rounding.
+  struct Case {
+    const char* model;
+    const char* plan;
+    std::int64_t gbs, mbs;
+  };
+  const Case cases[] = {
+      {"llama2-7b", "tp8pp2dp4", 1024, 1},       // 1F1B, 256 micro-batches, DDP across nodes
+      {"llama3-70b", "tp8pp4dp4vpp5", 512, 1},   // interleaved, 128 micro-batches
+      {"llama3-70b", "tp8pp8dp2zero1", 512, 2},  // ZeRO-1 gathers before the first forward
+      {"llama2-7b", "tp2dp8fsdp", 512, 2},       // FSDP, no pipeline: 32 micro-batches of per-layer gathers
+      {"llama2-7b", "tp4dp4zero2", 256, 2},      // ZeRO-2 reduce-scatter every micro-batch
+      {"llama2-13b", "tp4pp5dp2", 200, 1},       // 40 layers on 5 stages, 100 micro-batches
+      {"llama3-70b", "tp8pp3dp4vpp2", 480, 1},   // 80 layers on 6 uneven chunks (LM head on the last)
+      {"llama3-8b", "tp2cp2pp4dp2", 256, 1},     // context parallel ring inside pipeline stages
+      {"llama3-8b", "tp4pp2dp8hsdp4", 1024, 1},  // HSDP, explicitly with a pipeline
+      {"llama2-7b", "tp1pp8dp8", 512, 1},        // pipeline across nodes, 64 micro-batches
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.plan);
+    const Scenario sc = scenario(c.model, c.plan, "h100", c.gbs, c.mbs, 4096);
+    Evaluator ev;
+    const StepReport ext = ev.run(sc);
+    EvalOptions full_opt;
+    full_opt.keep_timeline = true;
+    const StepReport full = ev.run(sc, full_opt);
+    REQUIRE(ext.simulated_microbatches < full.simulated_microbatches);
+    CHECK(ext.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9));
+    CHECK(ext.bubble_fraction == doctest::Approx(full.bubble_fraction).epsilon(1e-6));
+    CHECK(ext.exposed_comm_s == doctest::Approx(full.exposed_comm_s).epsilon(1e-6));
+    CHECK(ext.stages[0].compute_s == doctest::Approx(full.stages[0].compute_s).epsilon(1e-9));
+    CHECK(ext.memory.peak_gib == doctest::Approx(full.memory.peak_gib).epsilon(1e-12));
+    CHECK(ext.mfu == doctest::Approx(full.mfu).epsilon(1e-9));
+  }
+}
