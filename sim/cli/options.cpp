@@ -54,15 +54,7 @@ ScenarioArgs to_args(const ScenarioFlags& f) {
     a.schedule_given = true;
   }
   a.sp = f.sp;
-  double b = 0;
-  try {
-    std::size_t used = 0;
-    b = std::stod(f.bucket_mb, &used);
-    if (used != f.bucket_mb.size()) b = 0;
-  } catch (...) {
-    b = 0;
-  }
-  if (!(b > 0) || !std::isfinite(b)) throw InputError("--bucket-mb must be a positive number of MB, got '" + f.bucket_mb + "'");
+  const double b = parse_positive_number(f.bucket_mb, "--bucket-mb (MB)");
   a.bucket_mb = b;
   a.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   a.overlap_param_gather = !f.no_overlap_param_gather;
@@ -79,27 +71,12 @@ void add_train_flags(CLI::App* app, TrainFlags& f) {
                   "fraction of wall time spent training after checkpoints, restarts and failures (default 1)");
 }
 
-namespace {
-double positive_number(const std::string& s, const std::string& flag) {
-  double v = 0;
-  try {
-    std::size_t used = 0;
-    v = std::stod(s, &used);
-    if (used != s.size()) v = -1;
-  } catch (...) {
-    v = -1;
-  }
-  if (!(v > 0) || !std::isfinite(v)) throw InputError(flag + " must be a positive number, got '" + s + "'");
-  return v;
-}
-}  // namespace
-
 TrainValues to_train_values(const TrainFlags& f) {
   TrainValues v;
-  v.goodput = positive_number(f.goodput, "--goodput");
+  v.goodput = parse_positive_number(f.goodput, "--goodput");
   if (v.goodput > 1) throw InputError("--goodput must be a fraction in (0, 1], got '" + f.goodput + "'");
   if (!f.price.empty()) {
-    v.price = positive_number(f.price, "--price-per-gpu-hour");
+    v.price = parse_positive_number(f.price, "--price-per-gpu-hour");
     if (f.tokens.empty()) throw InputError("--price-per-gpu-hour needs --tokens (the run's size) to give a cost");
   }
   if (!f.tokens.empty()) {

@@ -49,6 +49,20 @@ std::int64_t parse_positive_int(const std::string& s, const std::string& what) {
   return v;
 }
 
+double parse_positive_number(const std::string& s, const std::string& what) {
+  const std::string t = trim(s);
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !std::isfinite(v) || !(v > 0))
+    throw InputError(what + " must be a positive number, got '" + s + "'");
+  return v;
+}
+
 double parse_token_count(const std::string& s, const std::string& what) {
   std::string t = trim(s);
   double mult = 1;

@@ -12,6 +12,9 @@ std::vector<std::string> split(const std::string& s, char sep);
 
 // Parses a positive integer flag value; throws InputError "<what> must be a positive integer, got '<s>'".
 std::int64_t parse_positive_int(const std::string& s, const std::string& what);
+// Parses a positive, finite decimal number (all of `s`); throws InputError "<what> must be a positive number, got
+// '<s>'".
+double parse_positive_number(const std::string& s, const std::string& what);
 // Parses a token count such as `2e12`, `300B`, `2T`, `1.5M`, `4096` (suffixes K, M, B/G, T are powers of 1000).
 double parse_token_count(const std::string& s, const std::string& what);
 // Comma-separated list of positive integers, e.g. `1,2,4,8`.

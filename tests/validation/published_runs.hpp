@@ -97,32 +97,13 @@ struct PublishedRun {
   const std::string& row_id() const { return at("row_id"); }
   const std::string& source_id() const { return at("source_id"); }
   double measured_step_s() const {
-    const std::string& v = at("derived_step_time_s");
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != v.size() || !(x > 0) || !std::isfinite(x))
-      throw InputError(row_id() + ": derived_step_time_s '" + v + "' is not a positive number of seconds");
-    return x;
+    return parse_positive_number(at("derived_step_time_s"), row_id() + ": derived_step_time_s (seconds)");
   }
   // Measured memory per GPU in GB (1e9 bytes) where the source publishes it; < 0 when the cell is empty.
   double measured_memory_gb() const {
     const std::string& v = at("meas_memory_gb_per_gpu");
     if (trim(v).empty()) return -1;
-    std::size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != v.size() || !(x > 0))
-      throw InputError(row_id() + ": meas_memory_gb_per_gpu '" + v + "' is not a positive number of GB");
-    return x;
+    return parse_positive_number(v, row_id() + ": meas_memory_gb_per_gpu (GB)");
   }
 };
 
@@ -225,16 +206,7 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
       a.schedule = value;
       a.schedule_given = true;
     } else if (flag == "--bucket-mb") {
-      std::size_t used = 0;
-      double mb = 0;
-      try {
-        mb = std::stod(value, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != value.size() || !(mb > 0))
-        throw InputError("--bucket-mb must be a positive number of MB, got '" + value + "'");
-      a.bucket_mb = mb;
+      a.bucket_mb = parse_positive_number(value, "--bucket-mb (MB)");
     }
   }
   if (a.plan.empty()) throw InputError("parsim_args '" + flags + "' has no --plan");
