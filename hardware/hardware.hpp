@@ -35,6 +35,13 @@ struct ComputeModel {
                                       // runs (tests/validation), one value per GPU generation.
   double attn_causal_efficiency = 1.0;  // causal kernels relative to the non-causal curves the efficiencies come from
   double fp8_cast_bytes_per_element = 3.0;  // fp8 recipes (TE) cast each GEMM operand: read 16-bit, write 8-bit
+  // The Megatron-Core / Transformer Engine stack's kernels where they differ from the PyTorch-native stack above:
+  // fused attention (cuDNN / FlashAttention-3 class on Hopper), fp8 quantisation fused into the preceding norm or
+  // activation kernel, and its own in-training sustained fraction. Applied by megatron_compute().
+  double te_sustained_efficiency = 1.0;
+  double te_attn_fwd_efficiency = 0.6, te_attn_seq_half = 512;
+  double te_attn_bwd_efficiency = 0.45, te_attn_bwd_seq_half = 512;
+  double te_fp8_cast_bytes_per_element = 1.0;
 };
 
 struct GpuSpec {
@@ -97,6 +104,9 @@ void finalize_hardware(Hardware& hw);
 // Network bandwidth one GPU gets (bytes/s, nominal, before efficiency) when `concurrent` GPUs of its node use the
 // node's NICs at once: nics·nic/concurrent, at most its own NICs (nics·nic/gpus_per_node) or one NIC, the larger.
 double nic_share_Bps(const NodeSpec& node, int concurrent);
+
+// The same hardware with the Transformer Engine stack's kernel constants in place of the PyTorch-native ones.
+Hardware megatron_compute(const Hardware& hw);
 
 // ---- compute cost (compute_cost.cpp) ----
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead

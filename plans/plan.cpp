@@ -221,3 +221,42 @@ std::vector<int> layers_per_stage(int layers, int pp, int vpp) {
 }
 
 }  // namespace parsim
+
+namespace parsim {
+
+std::string to_string(Stack s) {
+  switch (s) {
+    case Stack::Auto: return "auto";
+    case Stack::Megatron: return "megatron";
+    case Stack::PyTorch: return "pytorch";
+  }
+  return "?";
+}
+
+Stack parse_stack(const std::string& s) {
+  std::string l;
+  for (char c : s) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (l == "auto") return Stack::Auto;
+  if (l == "megatron") return Stack::Megatron;
+  if (l == "pytorch") return Stack::PyTorch;
+  throw InputError("--stack '" + s + "' is not valid (choose auto, megatron or pytorch)");
+}
+
+Stack resolved_stack(const Plan& p, const TrainingConfig& t) {
+  if (t.stack != Stack::Auto) return t.stack;
+  return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? Stack::Megatron : Stack::PyTorch;
+}
+
+bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t) {
+  if (!t.tp_comm_overlap_auto) return t.tp_comm_overlap;
+  return resolved_stack(p, t) == Stack::Megatron && t.sp && p.tp > 1;
+}
+
+double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t, double grad_bytes_per_element) {
+  if (t.bucket_bytes > 0) return t.bucket_bytes;
+  if (resolved_stack(p, t) == Stack::Megatron)
+    return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_bytes_per_element;
+  return 25e6;
+}
+
+}  // namespace parsim

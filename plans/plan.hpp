@@ -34,6 +34,13 @@ struct Plan {
 Plan parse_plan(const std::string& text);
 
 enum class Schedule { GPipe, OneFOneB, Interleaved };
+
+// The software stack whose kernels and defaults apply. Auto follows the plan's sharding term, whose semantics already
+// name the framework (../shared/docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
+// Engine; zero2/zero3/fsdp/hsdp → PyTorch-native stacks (FSDP: llm-foundry, torchtitan, fms-fsdp; DeepSpeed).
+enum class Stack { Auto, Megatron, PyTorch };
+std::string to_string(Stack s);
+Stack parse_stack(const std::string& s);
 std::string to_string(Schedule s);
 Schedule parse_schedule(const std::string& s);
 
@@ -46,15 +53,25 @@ struct TrainingConfig {
   Precision precision = Precision::BF16;
   Schedule schedule = Schedule::OneFOneB;  // Interleaved is implied by vpp > 1
   // Data-parallel and overlap options (Megatron-Core / PyTorch defaults, documented in the README).
-  double bucket_bytes = 25e6;         // DDP gradient bucket (PyTorch DDP bucket_cap_mb = 25)
+  Stack stack = Stack::Auto;          // see Stack; resolved_stack() applies the plan's default
+  double bucket_bytes = 0;            // gradient bucket; 0 = the stack's default (resolved_bucket_bytes)
   bool overlap_grad_reduce = true;    // Megatron --overlap-grad-reduce; DDP overlaps buckets with backward
   bool overlap_param_gather = true;   // Megatron --overlap-param-gather (ZeRO-1 AG overlapped with next forward)
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
+  bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolved_tp_comm_overlap), else tp_comm_overlap
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
   bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
   std::int64_t micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
 };
+Stack resolved_stack(const Plan& p, const TrainingConfig& t);
+// TP communication overlap: as set, or by default on for the Megatron stack with sequence parallelism and tp > 1
+// (NeMo's performance recipes enable TE userbuffer overlap there), off otherwise.
+bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t);
+// Gradient bucket bytes: as set, or the stack's default — Megatron-Core max(40M, 1M × DP size) elements
+// (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
+double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t, double grad_bytes_per_element);
+
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);
 

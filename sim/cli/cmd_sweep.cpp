@@ -210,7 +210,10 @@ void add_sweep(CLI::App& root, Action& action) {
   sub->add_option("--sp", st->sp, "filter: sequence parallelism on, off or on,off");
   sub->add_option("--schedule", st->schedule, "filter: 1f1b,interleaved,gpipe (default 1f1b + interleaved)");
   sub->add_option("--max-tp-per-node", st->max_tp_per_node, "largest tp (default: GPUs per node; more spans nodes)");
-  sub->add_option("--bucket-mb", f.bucket_mb, "DDP/ZeRO gradient bucket in MB (default 25, PyTorch DDP)");
+  sub->add_option("--bucket-mb", f.bucket_mb, "gradient bucket in MB (default: the stack's)");
+  sub->add_option("--stack", f.stack, "auto | megatron | pytorch (auto: from each plan's sharding)");
+  sub->add_option("--attention", f.attention, "flash | unfused (default flash)");
+  sub->add_flag("--no-tp-comm-overlap", f.no_tp_comm_overlap, "never overlap TP communication with GEMMs");
   sub->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "reduce gradients after the backward");
   sub->add_flag("--no-overlap-param-gather", f.no_overlap_param_gather, "ZeRO-1: all-gather after the optimizer");
   sub->add_flag("--tp-comm-overlap", f.tp_comm_overlap, "overlap TP communication with GEMMs (TE userbuffers)");

@@ -19,12 +19,18 @@ void add_scenario_flags(CLI::App* app, ScenarioFlags& f, bool with_plan) {
   app->add_flag("--sp", f.sp, "Megatron sequence parallelism on the TP group");
   app->add_option("--precision", f.precision, "bf16 | fp16 | fp8 | fp32 (default bf16)");
   app->add_option("--schedule", f.schedule, "gpipe | 1f1b | interleaved (default 1f1b; interleaved when vpp > 1)");
-  app->add_option("--bucket-mb", f.bucket_mb, "DDP/ZeRO gradient bucket in MB (default 25, PyTorch DDP)");
+  app->add_option("--stack", f.stack,
+                  "auto | megatron | pytorch: software stack whose kernels and defaults apply (auto: zero0/zero1 → "
+                  "Megatron-Core with Transformer Engine, zero2/zero3/fsdp/hsdp → PyTorch-native)");
+  app->add_option("--bucket-mb", f.bucket_mb,
+                  "gradient bucket in MB (default: Megatron max(40M, 1M·dp) elements; PyTorch DDP 25 MB)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce,
                 "reduce gradients after the backward instead of overlapping it (Megatron --overlap-grad-reduce off)");
   app->add_flag("--no-overlap-param-gather", f.no_overlap_param_gather,
                 "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward");
-  app->add_flag("--tp-comm-overlap", f.tp_comm_overlap, "overlap TP communication with GEMMs (TE userbuffers)");
+  app->add_flag("--tp-comm-overlap", f.tp_comm_overlap,
+                "overlap TP communication with GEMMs (TE userbuffers; default on for the Megatron stack with --sp)");
+  app->add_flag("--no-tp-comm-overlap", f.no_tp_comm_overlap, "never overlap TP communication with GEMMs");
   app->add_option("--attention", f.attention,
                   "flash | unfused: fused flash-attention kernel (default) or the pre-2022 QKᵀ/softmax/AV kernels that "
                   "keep the s² scores in memory");
@@ -54,11 +60,13 @@ ScenarioArgs to_args(const ScenarioFlags& f) {
     a.schedule_given = true;
   }
   a.sp = f.sp;
-  const double b = parse_positive_number(f.bucket_mb, "--bucket-mb (MB)");
-  a.bucket_mb = b;
+  a.bucket_mb = f.bucket_mb.empty() ? 0.0 : parse_positive_number(f.bucket_mb, "--bucket-mb (MB)");
   a.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   a.overlap_param_gather = !f.no_overlap_param_gather;
-  a.tp_comm_overlap = f.tp_comm_overlap;
+  if (f.tp_comm_overlap && f.no_tp_comm_overlap)
+    throw InputError("--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  a.tp_comm_overlap = f.tp_comm_overlap ? 1 : f.no_tp_comm_overlap ? 0 : -1;
+  a.stack = check_choice("--stack", f.stack, {"auto", "megatron", "pytorch"});
   a.fsdp_no_sync = f.fsdp_no_sync;
   a.attention = check_choice("--attention", f.attention, {"flash", "unfused"});
   return a;

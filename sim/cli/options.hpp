@@ -13,8 +13,10 @@ struct ScenarioFlags {
   std::string model, plan, gpu = "h100", gpus_per_node, seq, gbs, mbs = "1";
   std::string recompute = "none", precision = "bf16", schedule;
   bool sp = false;
-  std::string bucket_mb = "25";
+  std::string bucket_mb;  // empty = the stack's default
   bool no_overlap_grad_reduce = false, no_overlap_param_gather = false, tp_comm_overlap = false;
+  bool no_tp_comm_overlap = false;
+  std::string stack = "auto";
   bool fsdp_no_sync = false;
   std::string attention = "flash";
 };

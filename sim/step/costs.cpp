@@ -35,6 +35,7 @@ struct Ctx {
   const Hardware& hw;
   Precision prec;
   GroupShape tp_group, cp_group;
+  bool tp_overlap;
 };
 
 double coll(const Ctx& c, Collective k, double bytes, const GroupShape& g) {
@@ -45,7 +46,7 @@ double coll(const Ctx& c, Collective k, double bytes, const GroupShape& g) {
 // TE/Megatron's --tp-comm-overlap can hide the communication behind.
 void add_tp(const Ctx& c, PassCost& p, double total, double overlappable_s) {
   p.tp_s += total;
-  if (c.sc.train.tp_comm_overlap) {
+  if (c.tp_overlap) {
     // Userbuffer overlap splits each GEMM into chunks pipelined with the collective; the first chunk's
     // communication is never hidden (≈ 1/tp of it).
     double floor = total / std::max(2, c.sc.plan.tp);
@@ -61,9 +62,14 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const ModelSpec& m = sc.model;
   const Plan& pl = sc.plan;
   const TrainingConfig& tr = sc.train;
-  const Hardware& hw = sc.hw;
+  // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
+  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's.
+  const bool megatron = resolved_stack(pl, tr) == Stack::Megatron;
+  const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
+  const Hardware& hw = megatron ? hw_te : sc.hw;
   const int gpn = hw.node.gpus_per_node;
-  Ctx c{sc, hw, tr.precision, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn)};
+  Ctx c{sc, hw, tr.precision, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
+        resolved_tp_comm_overlap(pl, tr)};
   StepCosts out;
   out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
 

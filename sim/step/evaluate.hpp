@@ -52,14 +52,18 @@ struct ScenarioArgs {
   bool sp = false;
   bool schedule_given = false;
   // Framework options (defaults documented in the README): DDP bucket size, Megatron-Core overlap switches.
-  double bucket_mb = 25;            // MB (1e6 bytes), PyTorch DDP's bucket_cap_mb default
+  double bucket_mb = 0;             // MB (1e6 bytes); 0 = the stack's default (resolved_bucket_bytes)
   bool overlap_grad_reduce = true;
   bool overlap_param_gather = true;
-  bool tp_comm_overlap = false;
+  int tp_comm_overlap = -1;         // -1 = the stack's default, 0 off, 1 on
+  std::string stack = "auto";       // auto | megatron | pytorch
   bool overlap_p2p = true;
   bool fsdp_no_sync = false;
   std::string attention = "flash";  // flash | unfused
 };
 Scenario make_scenario(const ScenarioArgs& a);
+// The framework options of ScenarioArgs (stack, buckets, overlap switches, attention) into TrainingConfig; shared by
+// make_scenario() and the sweep so that both build identical settings.
+void apply_framework_options(const ScenarioArgs& a, TrainingConfig& t);
 
 }  // namespace parsim

@@ -39,6 +39,7 @@ private:
   Lowered& out_;
   engine::TaskGraph& g_;
   int P_ = 1, V_ = 1, M_ = 1;
+  double bucket_bytes_ = 25e6;
   std::vector<int> chunk_first_layer_;  // by virtual stage
   std::vector<Segment> segs_;
   std::vector<PassRef> passes_;
@@ -111,7 +112,7 @@ double Builder::comm(Collective c, double bytes, const GroupShape& gs) const {
 
 // Bucketed collectives: a segment's gradients go out in ⌈bytes / bucket⌉ buckets, each paying the latency.
 double Builder::bucketed(Collective c, double bytes, const GroupShape& gs) const {
-  const double nb = std::max(1.0, std::floor(bytes / sc_.train.bucket_bytes));
+  const double nb = std::max(1.0, std::floor(bytes / bucket_bytes_));
   return nb * comm(c, bytes / nb, gs);
 }
 
@@ -140,7 +141,7 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
   int group = 1;
   if (!per_layer) {
     const double layer_bytes = k_.layer_params * grad_wire_bytes();
-    group = std::max(1, static_cast<int>(std::ceil(sc_.train.bucket_bytes / std::max(1.0, layer_bytes))));
+    group = std::max(1, static_cast<int>(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes))));
   }
   for (int l = first; l < first + n; l += group) out.emplace_back(l, std::min(first + n, l + group));
   return out;
@@ -335,6 +336,7 @@ void Builder::build() {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
   V_ = pl.vpp;
+  bucket_bytes_ = resolved_bucket_bytes(pl, sc_.train, grad_wire_bytes());
   M_ = static_cast<int>(sc_.train.micro_batches(pl));
   out_.microbatches = M_;
   g_.clear();

@@ -75,7 +75,13 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   j["settings"] = {{"seq", t.seq},         {"gbs", t.gbs},
                    {"mbs", t.mbs},         {"micro_batches", r.microbatches},
                    {"recompute", to_string(t.recompute)}, {"sp", t.sp},
-                   {"precision", to_string(t.precision)}, {"schedule", to_string(t.schedule)}};
+                   {"precision", to_string(t.precision)}, {"schedule", to_string(t.schedule)},
+                   {"stack", to_string(resolved_stack(sc.plan, t))},
+                   {"tp_comm_overlap", resolved_tp_comm_overlap(sc.plan, t)},
+                   {"attention", t.flash_attention ? "flash" : "unfused"},
+                   {"bucket_mb", resolved_bucket_bytes(sc.plan, t, sc.plan.sharding == Sharding::None ||
+                                                                      sc.plan.sharding == Sharding::Zero1 ? 4.0 : 2.0) /
+                                     1e6}};
   j["hardware"] = {{"name", sc.hw.name},
                    {"gpu", sc.hw.gpu.name},
                    {"gpus_per_node", sc.hw.node.gpus_per_node},
@@ -123,7 +129,9 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     << " GPUs/node)\n";
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
-    << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n\n";
+    << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
+  o << "  stack " << to_string(resolved_stack(p, t)) << (resolved_tp_comm_overlap(p, t) ? "  tp-comm-overlap" : "")
+    << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
   o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";
   o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";

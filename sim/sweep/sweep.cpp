@@ -123,13 +123,7 @@ TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m) {
   t.seq = a.seq > 0 ? a.seq : m.seq_len;
   t.gbs = a.gbs > 0 ? a.gbs : sweep_default_gbs(t.seq);
   t.precision = parse_precision(a.precision);
-  require(a.bucket_mb > 0, "--bucket-mb must be positive, got " + std::to_string(a.bucket_mb));
-  t.bucket_bytes = a.bucket_mb * 1e6;
-  t.overlap_grad_reduce = a.overlap_grad_reduce;
-  t.overlap_param_gather = a.overlap_param_gather;
-  t.tp_comm_overlap = a.tp_comm_overlap;
-  t.overlap_p2p = a.overlap_p2p;
-  t.fsdp_no_sync = a.fsdp_no_sync;
+  apply_framework_options(a, t);
   return t;
 }
 
@@ -144,14 +138,17 @@ std::vector<std::string> result_flags(const PlanResult& r) {
 std::vector<std::string> sweep_base_flags(const ScenarioArgs& a) {
   std::vector<std::string> f{"--model", a.model, "--gpu", a.gpu};
   if (a.gpus_per_node > 0) f.insert(f.end(), {"--gpus-per-node", std::to_string(a.gpus_per_node)});
-  if (a.bucket_mb != 25) {
+  if (a.bucket_mb > 0) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.17g", a.bucket_mb);  // round-trips exactly
     f.insert(f.end(), {"--bucket-mb", buf});
   }
   if (!a.overlap_grad_reduce) f.push_back("--no-overlap-grad-reduce");
   if (!a.overlap_param_gather) f.push_back("--no-overlap-param-gather");
-  if (a.tp_comm_overlap) f.push_back("--tp-comm-overlap");
+  if (a.tp_comm_overlap > 0) f.push_back("--tp-comm-overlap");
+  if (a.tp_comm_overlap == 0) f.push_back("--no-tp-comm-overlap");
+  if (a.stack != "auto") f.insert(f.end(), {"--stack", a.stack});
+  if (a.attention != "flash") f.insert(f.end(), {"--attention", a.attention});
   if (a.fsdp_no_sync) f.push_back("--fsdp-no-sync");
   return f;
 }

@@ -99,7 +99,7 @@ TEST_CASE("presets: every number carries its source") {
     std::vector<std::string> paths;
     leaves(nlohmann::json::parse(hardware_to_json(hw)).at("gpu"), "gpu", paths);
     leaves(nlohmann::json::parse(hardware_to_json(hw)).at("node"), "node", paths);
-    CHECK(paths.size() == 38);  // 7 gpu numbers + 17 compute + gpus_per_node + 9 intra + 4 inter (names excluded)
+    CHECK(paths.size() == 44);  // 7 gpu numbers + 23 compute + gpus_per_node + 9 intra + 4 inter (names excluded)
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);

@@ -154,9 +154,9 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
   }
   static const std::set<std::string> kValueFlags = {"--plan", "--gpu",       "--gpus-per-node", "--seq",
                                                     "--gbs",  "--mbs",       "--recompute",     "--precision",
-                                                    "--schedule", "--bucket-mb", "--attention"};
+                                                    "--schedule", "--bucket-mb", "--attention", "--stack"};
   static const std::set<std::string> kBoolFlags = {"--sp", "--no-overlap-grad-reduce", "--no-overlap-param-gather",
-                                                   "--tp-comm-overlap", "--fsdp-no-sync"};
+                                                   "--tp-comm-overlap", "--no-tp-comm-overlap", "--fsdp-no-sync"};
   ScenarioArgs a;
   std::set<std::string> seen;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -173,15 +173,16 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
     if (!takes_value && !kBoolFlags.count(flag))
       throw InputError("parsim_args '" + flags + "': unknown flag '" + tokens[i] +
                        "' (valid: --plan --gpu --gpus-per-node --seq --gbs --mbs --recompute --precision --schedule "
-                       "--bucket-mb --attention --sp --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap "
-                       "--fsdp-no-sync)");
+                       "--bucket-mb --attention --stack --sp --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap "
+                       "--no-tp-comm-overlap --fsdp-no-sync)");
     if (!seen.insert(flag).second) throw InputError("parsim_args '" + flags + "': flag " + flag + " given twice");
     if (!takes_value) {
       if (has_value) throw InputError("parsim_args '" + flags + "': flag " + flag + " takes no value");
       if (flag == "--sp") a.sp = true;
       else if (flag == "--no-overlap-grad-reduce") a.overlap_grad_reduce = false;
       else if (flag == "--no-overlap-param-gather") a.overlap_param_gather = false;
-      else if (flag == "--tp-comm-overlap") a.tp_comm_overlap = true;
+      else if (flag == "--tp-comm-overlap") a.tp_comm_overlap = 1;
+      else if (flag == "--no-tp-comm-overlap") a.tp_comm_overlap = 0;
       else if (flag == "--fsdp-no-sync") a.fsdp_no_sync = true;
       continue;
     }
@@ -201,6 +202,7 @@ inline ScenarioArgs parse_parsim_args(const std::string& flags) {
     else if (flag == "--mbs") a.mbs = parse_positive_int(value, "--mbs");
     else if (flag == "--recompute") a.recompute = value;
     else if (flag == "--attention") a.attention = value;
+    else if (flag == "--stack") a.stack = value;
     else if (flag == "--precision") a.precision = value;
     else if (flag == "--schedule") {
       a.schedule = value;

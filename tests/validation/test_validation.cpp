@@ -103,3 +103,29 @@ TEST_CASE("validation: memory of the published runs") {
   CHECK(over == 0);
   CHECK(not_fitting == 0);
 }
+
+TEST_CASE("validation: NVIDIA's Megatron-Core / NeMo runs on DGX-H100 (out of the shared data, source S20)") {
+  // tests/data/validation/nemo_megatron_h100.csv: 76 published runs (NVIDIA dgxc-benchmarking, NeMo 24.07 and
+  // Megatron-Bridge performance summaries; Llama 3.1 8B/70B/405B, Nemotron-4 15B/340B, GPT-3 175B, bf16 and fp8,
+  // TP/PP/CP/VP), written as an outsider would (plan, --sp, precision; no stack or overlap flags). Same bounds.
+  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/nemo_megatron_h100.csv";
+  const std::vector<PublishedRun> nemo = load_published_runs(path);
+  CHECK(nemo.size() == 76);
+  const std::vector<RowResult> res = evaluate_runs(nemo);
+  const auto stats = summarize_by_source(res);
+  std::cout << "\nparsim validation — NVIDIA Megatron-Core / NeMo on DGX-H100\n" << format_source_table(stats);
+  int beyond = 0, failed = 0;
+  for (const auto& r : res) {
+    if (!r.ok) {
+      ++failed;
+      std::cout << "cannot simulate " << r.run->row_id() << ": " << r.failure << "\n";
+    } else if (std::fabs(r.error) > kRowBound) {
+      ++beyond;
+      std::printf("  beyond %.0f%%: %-6s measured %9.3f s  predicted %9.3f s  %s\n", 100 * kRowBound,
+                  r.run->row_id().c_str(), r.measured_s, r.predicted_s, percent(r.error).c_str());
+    }
+  }
+  CHECK(failed == 0);
+  CHECK(stats.back().mean_abs <= kMeanBound);
+  CHECK(beyond == 0);
+}
