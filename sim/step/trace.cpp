@@ -5,6 +5,7 @@
 #include "sim/step/lower.hpp"
 #include "sim/step/render.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -106,7 +107,6 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
         if (layer_detail && layers > 0 && tc.duration_s() > 0) {
           // Lay the layers out inside the pass (stretched uniformly if SM contention slowed it), each followed by its
           // exposed TP/CP communication, which also appears on the tp/cp tracks.
-          const double scale = dur / (tc.duration_s() * 1e6);
           const PassCost extra = [&] {
             PassCost e = tc;
             e.compute_s -= per.compute_s * layers;
@@ -116,30 +116,40 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
             e.cp_exposed_s -= per.cp_exposed_s * layers;
             return e;
           }();
-          double cur = ts;
+          // Child slices tile the pass on integer nanoseconds (a boundary is rounded once and shared by the slices on
+          // both sides), so that they nest exactly inside the pass: Perfetto rejects overlapping siblings.
+          const std::int64_t p0 = tl.start[id], p1 = tl.end[id];
+          const double ns_scale = static_cast<double>(p1 - p0) / (tc.duration_s() * 1e9);
+          double pos = static_cast<double>(p0);
+          auto at = [&](double x) { return std::min(p1, static_cast<std::int64_t>(std::llround(x))); };
+          auto child = [&](int tid, double from, double len, const std::string& label, const std::string& a) {
+            const std::int64_t b0 = at(from), b1 = at(from + len);
+            if (b1 > b0) w.x(s, tid, us(b0), us(b1 - b0), label, a);
+          };
           const bool head_first = !fwd && extra.duration_s() > 0 && ti.layer_end == sc.model.layers;
           auto emit_extra = [&](const char* label) {
             if (extra.duration_s() <= 1e-12) return;
-            w.x(s, kCompute, cur, extra.duration_s() * 1e6 * scale, label, "");
-            cur += extra.duration_s() * 1e6 * scale;
+            const double len = extra.duration_s() * 1e9 * ns_scale;
+            child(kCompute, pos, len, label, "");
+            pos += len;
           };
           const bool has_head = ti.layer_end == sc.model.layers && (ti.chunk * pl.pp + s) == pl.pp * pl.vpp - 1;
           if (fwd && !has_head) emit_extra("embedding");
           if (head_first) emit_extra("lm head + loss bwd");
           for (int i = 0; i < layers; ++i) {
             const int layer = fwd ? ti.layer_begin + i : ti.layer_end - 1 - i;
-            const double d = per.duration_s() * 1e6 * scale;
-            w.x(s, kCompute, cur, d, "layer " + std::to_string(layer) + (fwd ? " fwd" : " bwd"), "");
-            double c = cur + per.compute_s * 1e6 * scale;
+            const double d = per.duration_s() * 1e9 * ns_scale;
+            child(kCompute, pos, d, "layer " + std::to_string(layer) + (fwd ? " fwd" : " bwd"), "");
+            double c = pos + per.compute_s * 1e9 * ns_scale;
             if (per.tp_exposed_s > 0) {
               std::snprintf(args, sizeof args, R"("total_ms":%.4f,"exposed_ms":%.4f)", per.tp_s * 1e3,
                             per.tp_exposed_s * 1e3);
-              w.x(s, kTp, c, per.tp_exposed_s * 1e6 * scale, sc.train.sp ? "TP all-gather/reduce-scatter" : "TP all-reduce",
-                  args);
-              c += per.tp_exposed_s * 1e6 * scale;
+              child(kTp, c, per.tp_exposed_s * 1e9 * ns_scale,
+                    sc.train.sp ? "TP all-gather/reduce-scatter" : "TP all-reduce", args);
+              c += per.tp_exposed_s * 1e9 * ns_scale;
             }
-            if (per.cp_exposed_s > 0) w.x(s, kCp, c, per.cp_exposed_s * 1e6 * scale, "CP ring K/V exchange", "");
-            cur += d;
+            if (per.cp_exposed_s > 0) child(kCp, c, per.cp_exposed_s * 1e9 * ns_scale, "CP ring K/V exchange", "");
+            pos += d;
           }
           if (fwd && has_head) emit_extra("lm head + loss");
           if (!fwd && !head_first) emit_extra("embedding bwd");

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -54,4 +56,40 @@ TEST_CASE("trace: opens as JSON, ends at the step time, compute tracks reproduce
   }
   CHECK(sum / 4 == doctest::Approx(r.bubble_fraction).epsilon(1e-3));
   CHECK(r.bubble_fraction > 0.1);
+}
+
+TEST_CASE("trace: per-layer detail nests exactly inside each pass and sums to it") {
+  // Perfetto drops slices that overlap a sibling or end after their parent; the layer slices tile each pass on integer
+  // nanoseconds, so on every compute track the slices must form a proper tree.
+  const Scenario sc = scenario("llama2-7b", "tp2pp4dp1", "h100", 8, 1, 4096);
+  Evaluator ev;
+  EvalOptions opt;
+  opt.keep_timeline = true;
+  const StepReport r = ev.run(sc, opt);
+  const std::string path = "test_trace_layers.json";
+  write_trace(path, sc, ev, r, true);
+  std::ifstream f(path);
+  const auto j = nlohmann::json::parse(f);
+  std::remove(path.c_str());
+  std::map<int, std::vector<std::pair<long long, long long>>> slices;  // pid → [start, end) in ns
+  int layers = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X" || e["tid"] != 0) continue;
+    const long long s = std::llround(e["ts"].get<double>() * 1000), d = std::llround(e["dur"].get<double>() * 1000);
+    slices[e["pid"]].emplace_back(s, s + d);
+    if (e["name"].get<std::string>().rfind("layer ", 0) == 0) ++layers;
+  }
+  // 8 micro-batches × 32 layers × (forward + backward) layer slices.
+  CHECK(layers == 8 * 32 * 2);
+  int improper = 0;
+  for (auto& [pid, v] : slices) {
+    std::sort(v.begin(), v.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+    std::vector<std::pair<long long, long long>> open;
+    for (const auto& x : v) {
+      while (!open.empty() && open.back().second <= x.first) open.pop_back();
+      if (!open.empty() && x.second > open.back().second) ++improper;
+      open.push_back(x);
+    }
+  }
+  CHECK(improper == 0);
 }
