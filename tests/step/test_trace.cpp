@@ -7,25 +7,35 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <string>
 
 using namespace parsim;
 using namespace parsim::testing;
 
-TEST_CASE("trace: opens as JSON, ends at the step time, compute tracks reproduce the bubble") {
-  const Scenario sc = scenario("llama2-7b", "tp8pp4dp1", "h100", 16, 1, 4096);
+namespace {
+
+// Simulates `sc` keeping its timeline, writes the trace through write_trace and reads it back as JSON.
+nlohmann::json simulated_trace(const Scenario& sc, bool layer_detail, StepReport& report) {
   Evaluator ev;
   EvalOptions opt;
   opt.keep_timeline = true;
-  const StepReport r = ev.run(sc, opt);
-  const std::string path = "test_trace_out.json";
-  write_trace(path, sc, ev, r, false);
+  report = ev.run(sc, opt);
+  const std::string path = layer_detail ? "test_trace_layers.json" : "test_trace_passes.json";
+  write_trace(path, sc, ev, report, layer_detail);
   std::ifstream f(path);
-  const auto j = nlohmann::json::parse(f);
+  nlohmann::json j = nlohmann::json::parse(f);
   std::remove(path.c_str());
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("trace: opens as JSON, ends at the step time, compute tracks reproduce the bubble") {
+  StepReport r;
+  const auto j = simulated_trace(scenario("llama2-7b", "tp8pp4dp1", "h100", 16, 1, 4096), false, r);
   REQUIRE(j.contains("traceEvents"));
   double last_end = 0;
   std::map<int, int> compute_tid;
@@ -61,16 +71,8 @@ TEST_CASE("trace: opens as JSON, ends at the step time, compute tracks reproduce
 TEST_CASE("trace: per-layer detail nests exactly inside each pass and sums to it") {
   // Perfetto drops slices that overlap a sibling or end after their parent; the layer slices tile each pass on integer
   // nanoseconds, so on every compute track the slices must form a proper tree.
-  const Scenario sc = scenario("llama2-7b", "tp2pp4dp1", "h100", 8, 1, 4096);
-  Evaluator ev;
-  EvalOptions opt;
-  opt.keep_timeline = true;
-  const StepReport r = ev.run(sc, opt);
-  const std::string path = "test_trace_layers.json";
-  write_trace(path, sc, ev, r, true);
-  std::ifstream f(path);
-  const auto j = nlohmann::json::parse(f);
-  std::remove(path.c_str());
+  StepReport r;
+  const auto j = simulated_trace(scenario("llama2-7b", "tp2pp4dp1", "h100", 8, 1, 4096), true, r);
   std::map<int, std::vector<std::pair<long long, long long>>> slices;  // pid → [start, end) in ns
   int layers = 0;
   for (const auto& e : j["traceEvents"]) {
