@@ -251,6 +251,15 @@ void Builder::add_data_parallel(int stage) {
           }
         }
       }
+      // Without --overlap-grad-reduce every bucket waits for the stage's last backward pass (all chunks done).
+      TaskId last_backward = 0;
+      if (!sc_.train.overlap_grad_reduce) {
+        for (const PipeOp& op : sched_[stage]) {
+          if (op.kind != PipeOp::Backward) continue;
+          const PassRef& r = passes_[pass_index(stage, op.chunk, op.microbatch, PipeOp::Backward)];
+          last_backward = segs_[r.first + r.count - 1].task;
+        }
+      }
       for (const PipeOp& op : sched_[stage]) {
         if (op.kind != PipeOp::Backward || op.microbatch != M_ - 1) continue;
         const PassRef& r = passes_[pass_index(stage, op.chunk, M_ - 1, PipeOp::Backward)];
@@ -258,7 +267,7 @@ void Builder::add_data_parallel(int stage) {
           const Segment& sg = segs_[r.first + i];
           TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
                          info(TaskKind::GradReduce, red, op.chunk, M_ - 1, sg, sg.params * gwb));
-          g_.add_dep(sg.task, t);
+          g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
           grad_tasks.push_back(t);
         }
       }
