@@ -252,10 +252,17 @@ bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t) {
   return resolved_stack(p, t) == Stack::Megatron && t.sp && p.tp > 1;
 }
 
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t, double grad_bytes_per_element) {
+double grad_wire_bytes(const Plan& p, const TrainingConfig& t) {
+  if (t.precision == Precision::FP32) return 4;
+  return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? 4 : 2;
+}
+
+double param_wire_bytes(const TrainingConfig& t) { return t.precision == Precision::FP32 ? 4 : 2; }
+
+double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t) {
   if (t.bucket_bytes > 0) return t.bucket_bytes;
   if (resolved_stack(p, t) == Stack::Megatron)
-    return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_bytes_per_element;
+    return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p, t);
   return 25e6;
 }
 

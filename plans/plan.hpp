@@ -68,9 +68,14 @@ Stack resolved_stack(const Plan& p, const TrainingConfig& t);
 // TP communication overlap: as set, or by default on for the Megatron stack with sequence parallelism and tp > 1
 // (NeMo's performance recipes enable TE userbuffer overlap there), off otherwise.
 bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t);
-// Gradient bucket bytes: as set, or the stack's default — Megatron-Core max(40M, 1M × DP size) elements
-// (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t, double grad_bytes_per_element);
+// Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP and the distributed optimizer reduce fp32
+// main grads (4 B), DeepSpeed ZeRO-2/3 and FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the
+// 16-bit (fp32 training: 32-bit) weights.
+double grad_wire_bytes(const Plan& p, const TrainingConfig& t);
+double param_wire_bytes(const TrainingConfig& t);
+// Gradient bucket bytes: as set, or the stack's default — Megatron-Core max(40M, 1M × DP size) elements of
+// grad_wire_bytes (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
+double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t);
 
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);

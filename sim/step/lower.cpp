@@ -62,17 +62,8 @@ private:
            sc_.plan.sharding == Sharding::HSDP;
   }
   bool has_dp() const { return k_.dp_group.size > 1; }
-  // Gradient bytes per parameter on the wire (domain-notes §6): Megatron DDP and the distributed optimizer reduce
-  // fp32 main grads (4 B); DeepSpeed ZeRO-2/3 and FSDP reduce 16-bit grads (2 B); fp32 training 4 B.
-  double grad_wire_bytes() const {
-    if (sc_.train.precision == Precision::FP32) return 4;
-    switch (sc_.plan.sharding) {
-      case Sharding::None:
-      case Sharding::Zero1: return 4;
-      default: return 2;
-    }
-  }
-  double param_wire_bytes() const { return sc_.train.precision == Precision::FP32 ? 4 : 2; }
+  double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan, sc_.train); }
+  double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train); }
 
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
   // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
@@ -229,11 +220,7 @@ void Builder::add_data_parallel(int stage) {
                     static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end),
                     static_cast<float>(bytes), kNoTask, kNoTask};
   };
-  double stage_params = 0;
-  for (int c = 0; c < V_; ++c) {
-    const PassRef& r = passes_[pass_index(stage, c, 0, PipeOp::Forward)];
-    for (std::uint32_t i = 0; i < r.count; ++i) stage_params += segs_[r.first + i].params;
-  }
+  const double stage_params = stage_param_count(k_, sc_.plan, stage);
 
   if (has_dp()) {
     if (sh == Sharding::None || sh == Sharding::Zero1) {
@@ -345,7 +332,7 @@ void Builder::build() {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
   V_ = pl.vpp;
-  bucket_bytes_ = resolved_bucket_bytes(pl, sc_.train, grad_wire_bytes());
+  bucket_bytes_ = resolved_bucket_bytes(pl, sc_.train);
   M_ = static_cast<int>(sc_.train.micro_batches(pl));
   out_.microbatches = M_;
   g_.clear();

@@ -87,6 +87,8 @@ struct ExecutedStep {
 struct StaticMemory {
   double weights = 0, grads = 0, optimizer = 0;  // bytes on one rank of the stage
 };
+// Parameters one rank of the stage holds (after TP): its chunks' layers, the embedding on the first, the head on the last.
+double stage_param_count(const StepCosts& costs, const Plan& plan, int stage);
 StaticMemory static_memory(const Scenario& sc, const StepCosts& costs, int stage);
 double overhead_bytes(const Scenario& sc, double allocated_bytes);  // CUDA context, NCCL, allocator fragmentation
 // Memory per stage from allocation events along the executed timeline; fills the report's memory section and the

@@ -8,9 +8,7 @@
 
 namespace parsim {
 
-namespace {
-
-double stage_params(const StepCosts& k, const Plan& pl, int stage) {
+double stage_param_count(const StepCosts& k, const Plan& pl, int stage) {
   double p = 0;
   for (int c = 0; c < pl.vpp; ++c) {
     const int vs = c * pl.pp + stage;
@@ -20,6 +18,8 @@ double stage_params(const StepCosts& k, const Plan& pl, int stage) {
   }
   return p;
 }
+
+namespace {
 
 ActivationOptions act_options(const Scenario& sc) {
   ActivationOptions o;
@@ -50,7 +50,7 @@ bool gathers_params(Sharding s) { return s == Sharding::Zero3 || s == Sharding::
 }  // namespace
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
-  const double psi = stage_params(k, sc.plan, stage);
+  const double psi = stage_param_count(k, sc.plan, stage);
   const double n = std::max(1, k.shard_degree);
   double w = 2, g = 4, o = 12;  // Megatron DDP, bf16: 18 B/param (domain-notes §4)
   const Precision p = sc.train.precision;
@@ -140,7 +140,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   ev.resize(P);
   for (auto& v : ev) v.clear();
   const bool gather = gathers_params(pl.sharding) && k.dp_group.size > 1;
-  const double pwb = sc.train.precision == Precision::FP32 ? 4 : 2;
+  const double pwb = param_wire_bytes(sc.train);
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
   // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
   // gathered-parameter allocations happen at their all-gather's start and go to a second list, also in time order

@@ -79,9 +79,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                    {"stack", to_string(resolved_stack(sc.plan, t))},
                    {"tp_comm_overlap", resolved_tp_comm_overlap(sc.plan, t)},
                    {"attention", t.flash_attention ? "flash" : "unfused"},
-                   {"bucket_mb", resolved_bucket_bytes(sc.plan, t, sc.plan.sharding == Sharding::None ||
-                                                                      sc.plan.sharding == Sharding::Zero1 ? 4.0 : 2.0) /
-                                     1e6}};
+                   {"bucket_mb", resolved_bucket_bytes(sc.plan, t) / 1e6}};
   j["hardware"] = {{"name", sc.hw.name},
                    {"gpu", sc.hw.gpu.name},
                    {"gpus_per_node", sc.hw.node.gpus_per_node},

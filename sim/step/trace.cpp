@@ -49,7 +49,6 @@ private:
   bool first_ = true;
 };
 
-std::string coll_name(Collective c) { return to_string(c); }
 
 }  // namespace
 
@@ -169,9 +168,9 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
       case TaskKind::ParamGather:
         std::snprintf(args, sizeof args, R"("microbatch":%d,"layers":"%d-%d","bytes":%.0f,"collective":"%s")",
                       ti.microbatch, ti.layer_begin, ti.layer_end - 1, static_cast<double>(ti.bytes),
-                      coll_name(ti.coll).c_str());
+                      to_string(ti.coll).c_str());
         w.x(s, kDp, ts, dur,
-            std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + coll_name(ti.coll), args);
+            std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + to_string(ti.coll), args);
         break;
     }
   }
