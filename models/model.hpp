@@ -2,7 +2,7 @@
 // Pure math: nothing here knows about GPUs, time or the network. TP/CP/SP degrees enter only as the divisors that
 // split a layer's tensors (Megatron-LM's partitioning), never as placement.
 //
-// Symbols (see ../shared/docs/domain-notes.md and the README): b micro-batch, s sequence, h hidden, L layers, a query
+// Symbols (see docs/domain-notes.md and the README): b micro-batch, s sequence, h hidden, L layers, a query
 // heads, g KV heads, d head dim, f FFN inner, V vocabulary, t TP, c CP.
 #pragma once
 #include "sim/core/types.hpp"
@@ -43,6 +43,14 @@ struct ModelSpec {
   // activation memory depends on it (1-byte masks, Korthikanti 2022 §4.1); Llama-family training uses none.
   bool dropout = false;
   int norm_layers = 2;  // norm layers per transformer layer: 2 (pre-attention, pre-FFN); Gemma 2 has 4
+
+  // ---- mixture of experts (issue 10; the models engineer extends this block) ----
+  // experts == 0 for dense models. Names follow the parsim model JSON keys of issue 10.
+  int experts = 0;                      // routed experts per MoE layer
+  int experts_per_token = 0;            // top-k routed experts per token
+  std::int64_t expert_ffn_hidden = 0;   // FFN inner size of one routed expert
+  int shared_experts = 0;               // always-active shared experts per MoE layer
+  bool is_moe() const { return experts > 0; }
 
   // Gated FFN (3 weight matrices): SwiGLU, and also the GeGLU of Gemma, which has the same shapes and FLOPs.
   bool gated() const { return activation == FfnActivation::SwiGLU; }

@@ -1,4 +1,4 @@
-// parsim plans/ — plan grammar (../shared/docs/cli.md "Plan grammar"), schedule names, batch defaults and the
+// parsim plans/ — plan grammar (docs/cli.md "Plan grammar"), schedule names, batch defaults and the
 // split of layers into pipeline chunks.
 #include "plans/plan.hpp"
 
@@ -173,7 +173,7 @@ Schedule parse_schedule(const std::string& s) {
   throw InputError("--schedule '" + s + "' is not valid (choose gpipe, 1f1b or interleaved)");
 }
 
-// ../shared/docs/cli.md, --gbs default: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
+// docs/cli.md, --gbs default: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs) {
   require(seq > 0, "sequence length must be a positive integer, got " + std::to_string(seq));
   require(dp > 0, "dp must be a positive integer, got " + std::to_string(dp));

@@ -26,7 +26,7 @@ struct Plan {
   // degree-1 cp/vpp omitted, tp/pp/dp always written (e.g. "tp8pp2dp4", "tp1pp1dp64fsdp").
   std::string to_string() const;
 };
-// Grammar of ../shared/docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1.
+// Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1.
 // Errors (InputError): unknown term, repeated term, zero degree, two sharding terms, hsdp N not dividing dp.
 // Also: a term without its number (`tp`), a number after `fsdp`, degrees above 2^20 or a world above 2^24 GPUs.
 // `hsdp<N>` with N == dp (one shard group = fsdp) and N == 1 (nothing sharded) are accepted as written and reported
@@ -36,7 +36,7 @@ Plan parse_plan(const std::string& text);
 enum class Schedule { GPipe, OneFOneB, Interleaved };
 
 // The software stack whose kernels and defaults apply. Auto follows the plan's sharding term, whose semantics already
-// name the framework (../shared/docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
+// name the framework (docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
 // Engine; zero2/zero3/fsdp/hsdp → PyTorch-native stacks (FSDP: llm-foundry, torchtitan, fms-fsdp; DeepSpeed).
 enum class Stack { Auto, Megatron, PyTorch };
 std::string to_string(Stack s);

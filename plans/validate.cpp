@@ -1,5 +1,5 @@
 // parsim plans/ — a plan checked against model, cluster and training settings. Each check cites the framework rule it
-// mirrors; each message names the offending value and what would be valid (one line, ../shared/docs/cli.md "Errors").
+// mirrors; each message names the offending value and what would be valid (one line, docs/cli.md "Errors").
 #include "plans/plan.hpp"
 
 #include "sim/core/error.hpp"

@@ -1,5 +1,5 @@
 // `parsim sweep` — search the plan space; `parsim merge` — combine the JSON/CSV of several `--shard` runs.
-// Contract: ../shared/docs/cli.md "parsim sweep".
+// Contract: docs/cli.md "parsim sweep".
 #include "sim/cli/command.hpp"
 #include "sim/cli/options.hpp"
 #include "sim/core/error.hpp"

@@ -1,4 +1,4 @@
-// Options shared by predict, validate and sweep: the scenario flags of ../shared/docs/cli.md.
+// Options shared by predict, validate and sweep: the scenario flags of docs/cli.md.
 #pragma once
 #include "sim/step/evaluate.hpp"
 

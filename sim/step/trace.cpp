@@ -1,4 +1,4 @@
-// Chrome-trace / Perfetto JSON of the simulated step (contract: ../shared/docs/cli.md, Trace). One process per
+// Chrome-trace / Perfetto JSON of the simulated step (contract: docs/cli.md, Trace). One process per
 // pipeline stage, one thread per stream (compute, tp, cp, pp, dp), X events in µs from the step's start, a memory
 // counter per stage. The trace IS the simulation's timeline: its last event ends at step_time_s.
 #include "sim/core/error.hpp"

@@ -1,4 +1,4 @@
-// parsim sim/sweep — sweep output (JSON per ../shared/docs/cli.md, CSV, table), reading it back, merging shards.
+// parsim sim/sweep — sweep output (JSON per docs/cli.md, CSV, table), reading it back, merging shards.
 #include "sim/core/error.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"

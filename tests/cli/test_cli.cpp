@@ -1,4 +1,4 @@
-// CLI contract tests (../shared/docs/cli.md): the default command, JSON keys, and one test per bad-input class —
+// CLI contract tests (docs/cli.md): the default command, JSON keys, and one test per bad-input class —
 // exit status 2, one line `parsim: error: …` on stderr naming the value, nothing on stdout.
 #include "run.hpp"
 

@@ -1,4 +1,4 @@
-// Plan grammar (../shared/docs/cli.md "Plan grammar"), canonical strings, batch defaults, layer split.
+// Plan grammar (docs/cli.md "Plan grammar"), canonical strings, batch defaults, layer split.
 #include "fixtures.hpp"
 
 #include <doctest/doctest.h>

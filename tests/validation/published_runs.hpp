@@ -142,7 +142,7 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
   return parse_published_runs(read_file_text(path, "validation data"), "validation data '" + path + "'");
 }
 
-// ---- parsim_args: the predict flags of ../shared/docs/cli.md as one whitespace-separated string. Every scenario
+// ---- parsim_args: the predict flags of docs/cli.md as one whitespace-separated string. Every scenario
 // flag is accepted (value flags as `--x v` or `--x=v`); anything else — an unknown flag, a repeated one, a value
 // without a flag, `--model` (the model comes from parsim_model_json) — throws InputError naming it.
 inline ScenarioArgs parse_parsim_args(const std::string& flags) {
