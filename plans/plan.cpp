@@ -17,7 +17,7 @@ namespace {
 constexpr std::int64_t kMaxDegree = 1 << 20;  // no real cluster comes near; keeps every product inside int
 constexpr std::int64_t kMaxWorld = 1 << 24;
 
-const char* kTermsHelp = "tp<N>, pp<N>, dp<N>, cp<N>, vpp<N>, zero0..zero3, fsdp, hsdp<N>";
+const char* kTermsHelp = "tp<N>, pp<N>, dp<N>, cp<N>, ep<N>, etp<N>, vpp<N>, zero0..zero3, fsdp, hsdp<N>";
 
 // The text of the offending term for messages: its letters and the digits after them.
 std::string term_at(const std::string& s, std::size_t i) {
@@ -56,6 +56,8 @@ Sharding parse_sharding(const std::string& s) {
 std::string Plan::to_string() const {
   std::string out = "tp" + std::to_string(tp) + "pp" + std::to_string(pp) + "dp" + std::to_string(dp);
   if (cp != 1) out += "cp" + std::to_string(cp);
+  if (ep != 1) out += "ep" + std::to_string(ep);
+  if (etp > 0 && etp != tp) out += "etp" + std::to_string(etp);
   if (vpp != 1) out += "vpp" + std::to_string(vpp);
   switch (sharding) {
     case Sharding::None: break;
@@ -74,16 +76,18 @@ Plan parse_plan(const std::string& text) {
     std::string_view word;
     bool takes_number;
   };
-  static constexpr std::array<Keyword, 8> keywords{{{"vpp", true},
-                                                    {"tp", true},
-                                                    {"pp", true},
-                                                    {"dp", true},
-                                                    {"cp", true},
-                                                    {"zero", true},
-                                                    {"fsdp", false},
-                                                    {"hsdp", true}}};
+  static constexpr std::array<Keyword, 10> keywords{{{"vpp", true},
+                                                     {"etp", true},
+                                                     {"ep", true},
+                                                     {"tp", true},
+                                                     {"pp", true},
+                                                     {"dp", true},
+                                                     {"cp", true},
+                                                     {"zero", true},
+                                                     {"fsdp", false},
+                                                     {"hsdp", true}}};
   Plan p;
-  std::array<bool, 8> seen{};
+  std::array<bool, keywords.size()> seen{};
   std::string sharding_term;  // the first sharding term, for the "two sharding terms" message
   std::size_t i = 0;
   while (i < s.size()) {
@@ -137,6 +141,8 @@ Plan parse_plan(const std::string& text) {
       else if (word == "dp") p.dp = v;
       else if (word == "cp") p.cp = v;
       else if (word == "vpp") p.vpp = v;
+      else if (word == "ep") p.ep = v;
+      else if (word == "etp") p.etp = v;
       else if (word == "fsdp") p.sharding = Sharding::FSDP;
       else if (word == "hsdp") {
         p.sharding = Sharding::HSDP;

@@ -3,6 +3,7 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
+#include "sim/core/axis.hpp"
 #include "sim/core/types.hpp"
 
 #include <cstdint>
@@ -19,14 +20,34 @@ Sharding parse_sharding(const std::string& s);
 
 struct Plan {
   int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
+  // Expert parallelism (MoE layers), Megatron-Core "parallel folding" (Liu et al. 2025, arXiv 2504.14960;
+  // megatron/core/parallel_state.py, expert RankGenerator): attention layers use tp×cp×dp×pp, expert layers
+  // etp×ep×edp×pp over the same GPUs, with edp = tp·cp·dp / (etp·ep). ep does not multiply the world size.
+  int ep = 1;
+  int etp = 0;  // expert tensor parallel; 0 = the same as tp (expert_tp())
   Sharding sharding = Sharding::None;
   int hsdp_group = 0;  // HSDP: shard group size (DP ranks); 0 otherwise
   int world() const { return tp * pp * dp * cp; }
-  // Canonical string, parseable by parse_plan: tp{}pp{}dp{}[cp{}][vpp{}][zero1|zero2|zero3|fsdp|hsdp{}],
-  // degree-1 cp/vpp omitted, tp/pp/dp always written (e.g. "tp8pp2dp4", "tp1pp1dp64fsdp").
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallel: the ranks of one pipeline stage that hold the same expert shard.
+  int expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
+  // The degree of an axis (ep: expert-parallel degree of the MoE layers).
+  int degree(Axis a) const {
+    switch (a) {
+      case Axis::tp: return tp;
+      case Axis::cp: return cp;
+      case Axis::ep: return ep;
+      case Axis::dp: return dp;
+      case Axis::pp: return pp;
+    }
+    return 1;
+  }
+  // Canonical string, parseable by parse_plan: tp{}pp{}dp{}[cp{}][ep{}][etp{}][vpp{}][zero1|zero2|zero3|fsdp|hsdp{}],
+  // degree-1 cp/ep/vpp omitted, etp only where it differs from tp, tp/pp/dp always written (e.g. "tp8pp2dp4",
+  // "tp1pp1dp64fsdp", "tp2pp1dp32ep8").
   std::string to_string() const;
 };
-// Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1.
+// Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1 (etp: tp).
 // Errors (InputError): unknown term, repeated term, zero degree, two sharding terms, hsdp N not dividing dp.
 // Also: a term without its number (`tp`), a number after `fsdp`, degrees above 2^20 or a world above 2^24 GPUs.
 // `hsdp<N>` with N == dp (one shard group = fsdp) and N == 1 (nothing sharded) are accepted as written and reported
@@ -110,7 +131,13 @@ struct RankCoord {
 };
 RankCoord coord_of(const Plan& p, int rank);
 int rank_of(const Plan& p, const RankCoord& c);
-enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica };
+// Expert layers: the same rank as seen by Megatron-Core's expert generator (etp fastest, then ep, edp, pp).
+struct ExpertCoord {
+  int etp = 0, ep = 0, edp = 0, pp = 0;
+};
+ExpertCoord expert_coord_of(const Plan& p, int rank);
+// ETP, EP, EDP: the expert layers' tensor-, expert- and data-parallel groups (parallel folding, layout.cpp).
+enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP };
 // Ranks of the process group of `kind` that contains `rank`.
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // Placement of that group on nodes of gpus_per_node GPUs, and how many GPUs per node run the same kind of

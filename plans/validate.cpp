@@ -33,13 +33,39 @@ std::vector<int> valid_tps(const ModelSpec& m) {
   return out;
 }
 
+std::optional<std::string> expert_plan_error(const Plan& p, const ModelSpec& m) {
+  const int etp = p.expert_tp();
+  const bool expert_terms = p.ep > 1 || (p.etp > 0 && p.etp != p.tp);
+  if (!m.is_moe()) {
+    if (expert_terms)
+      return "plan '" + p.to_string() + "' has expert parallelism (ep" + S(p.ep) + ", etp" + S(etp) + ") but " +
+             model_name(m) + " is a dense model without experts (drop the ep/etp terms; they apply to MoE models)";
+    return std::nullopt;
+  }
+  if (m.experts % p.ep != 0) {
+    std::vector<int> valid;
+    for (int e = 1; e <= m.experts; ++e)
+      if (m.experts % e == 0) valid.push_back(e);
+    return "ep" + S(p.ep) + " does not divide the " + S(m.experts) + " routed experts of " + model_name(m) +
+           " (valid ep: " + join_ints(valid) + ")";
+  }
+  const std::int64_t fold = std::int64_t{p.tp} * p.cp * p.dp;  // GPUs of one pipeline stage
+  const std::int64_t expert_group = std::int64_t{etp} * p.ep;
+  if (fold % expert_group != 0)
+    return "ep" + S(p.ep) + " × etp" + S(etp) + " = " + S(expert_group) + " does not divide tp·cp·dp = " + S(p.tp) +
+           "·" + S(p.cp) + "·" + S(p.dp) + " = " + S(fold) +
+           " (expert layers regroup the GPUs of a pipeline stage as etp × ep × edp; choose ep·etp dividing " + S(fold) +
+           ")";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
   const std::string plan = p.to_string();
   // Degrees (a Plan built in code rather than parsed).
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1)
-    return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp and vpp are positive integers)";
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.ep < 1 || p.etp < 0)
+    return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp, ep, etp and vpp are positive integers)";
   if (p.sharding == Sharding::HSDP && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
     return "hsdp" + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
            " (the shard group size must divide the data-parallel degree)";
@@ -50,6 +76,12 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.seq <= 0) return "sequence length must be a positive integer, got " + S(t.seq);
   if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
   if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
+
+  // Expert parallelism (Megatron-Core MoE parallel folding, Liu et al. 2025 arXiv 2504.14960): the expert layers of a
+  // pipeline stage run on the same tp·cp·dp GPUs as its attention layers, regrouped as etp × ep × edp. So ep and etp
+  // exist only for MoE models, ep must divide the routed experts (each EP rank holds experts/ep of them,
+  // --num-experts % --expert-model-parallel-size == 0 in Megatron-LM's arguments.py), and etp·ep must divide tp·cp·dp.
+  if (auto e = expert_plan_error(p, m)) return e;
 
   // Tensor parallelism splits attention heads across ranks (Shoeybi et al. 2019 §3): tp | heads. GQA KV heads are
   // split when tp | kv_heads, else replicated tp/kv times (Megatron-Core: num_query_groups < tp copies each group).

@@ -57,7 +57,7 @@ StepReport extend(const Scenario& sc, const StepReport& a, const StepReport& b, 
     z.exposed_comm_s = lin(x.exposed_comm_s, y.exposed_comm_s);
     z.idle_s = lin(x.idle_s, y.idle_s);
     z.window_idle_s = lin(x.window_idle_s, y.window_idle_s);
-    for (int c = 0; c < kCommKinds; ++c) {
+    for (Axis c : kAxes) {
       z.comm_by_kind_s[c] = lin(x.comm_by_kind_s[c], y.comm_by_kind_s[c]);
       z.exposed_by_kind_s[c] = lin(x.exposed_by_kind_s[c], y.exposed_by_kind_s[c]);
     }

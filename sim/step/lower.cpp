@@ -168,7 +168,7 @@ void Builder::add_pass(int stage, const PipeOp& op) {
     if (is_last && ((fwd && last_seg) || (!fwd && first_seg))) with_head = true;
     const std::uint64_t key = (fwd ? 1u : 0u) | (static_cast<std::uint64_t>(layers) << 1) |
                               (with_embed ? 1ull << 40 : 0) | (with_head ? 1ull << 41 : 0);
-    TaskInfo ti{fwd ? TaskKind::Forward : TaskKind::Backward, CommKind::TP, Collective::AllReduce,
+    TaskInfo ti{fwd ? TaskKind::Forward : TaskKind::Backward, Axis::tp, Collective::AllReduce,
                 static_cast<std::int16_t>(stage), static_cast<std::int16_t>(op.chunk), op.microbatch,
                 static_cast<std::int16_t>(lb), static_cast<std::int16_t>(le), 0.0f, intern_cost(key, cost), kNoTask};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
@@ -190,7 +190,7 @@ void Builder::add_pipe_recvs(int stage) {
     const int from_stage = from_vs % P_, from_chunk = from_vs / P_;
     const PassRef& prod = passes_[pass_index(from_stage, from_chunk, op.microbatch, op.kind)];
     const PassRef& cons = passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
-    TaskInfo ti{TaskKind::PipeRecv, CommKind::PP, Collective::SendRecv, static_cast<std::int16_t>(stage),
+    TaskInfo ti{TaskKind::PipeRecv, Axis::pp, Collective::SendRecv, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, static_cast<float>(k_.p2p_bytes), kNoTask,
                 kNoTask};
     TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
@@ -216,7 +216,7 @@ void Builder::add_data_parallel(int stage) {
   const GroupShape& dpg = k_.dp_group;
   std::vector<TaskId> grad_tasks;  // every gradient-reduction task of this stage
   auto info = [&](TaskKind kind, Collective c, int chunk, int mb, const Segment& sg, double bytes) {
-    return TaskInfo{kind, CommKind::DP, c, static_cast<std::int16_t>(stage), static_cast<std::int16_t>(chunk), mb,
+    return TaskInfo{kind, Axis::dp, c, static_cast<std::int16_t>(stage), static_cast<std::int16_t>(chunk), mb,
                     static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end),
                     static_cast<float>(bytes), kNoTask, kNoTask};
   };
@@ -315,7 +315,7 @@ void Builder::add_data_parallel(int stage) {
   Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params};
   PassCost oc;
   oc.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
-  TaskInfo oi{TaskKind::Optimizer, CommKind::DP, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
+  TaskInfo oi{TaskKind::Optimizer, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
               0.0f, intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), oc), kNoTask};
   TaskId opt = add(comp, oc.compute_s, oi);
   for (TaskId t : grad_tasks) g_.add_dep(t, opt);

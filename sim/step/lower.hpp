@@ -40,7 +40,7 @@ StepCosts compute_step_costs(const Scenario& sc);
 enum class TaskKind : std::uint8_t { Forward, Backward, PipeRecv, GradReduce, ParamGather, Optimizer };
 struct TaskInfo {
   TaskKind kind;
-  CommKind comm;        // for communication tasks
+  Axis comm;            // for communication tasks: the parallel axis whose group runs it
   Collective coll;      // for communication tasks
   std::int16_t stage;
   std::int16_t chunk;

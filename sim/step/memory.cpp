@@ -89,7 +89,7 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
 //    tensors predicted on a 39.4 GiB device, which bounds context + NCCL + fragmentation to ≈ 4 GiB there.
 double overhead_bytes(const Scenario& sc, double allocated_bytes) {
   int comms = 0;
-  for (int d : {sc.plan.tp, sc.plan.cp, sc.plan.pp, sc.plan.dp}) comms += d > 1 ? 1 : 0;
+  for (Axis a : kAxes) comms += sc.plan.degree(a) > 1 ? 1 : 0;  // one communicator per axis in use
   return 0.5 * kGiB + 0.25 * kGiB * comms + 0.05 * allocated_bytes;
 }
 

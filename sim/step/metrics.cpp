@@ -6,16 +6,6 @@
 
 namespace parsim {
 
-const char* to_string(CommKind k) {
-  switch (k) {
-    case CommKind::TP: return "tp";
-    case CommKind::CP: return "cp";
-    case CommKind::PP: return "pp";
-    case CommKind::DP: return "dp";
-  }
-  return "?";
-}
-
 namespace {
 
 // Length of `a` not covered by any interval of `cover` (both sorted, each internally disjoint).
@@ -95,10 +85,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
         const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
         const PassCost& pc = lw.cost(ti);
         sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s);
-        sm.comm_by_kind_s[0] += pc.tp_s;
-        sm.exposed_by_kind_s[0] += pc.tp_exposed_s;
-        sm.comm_by_kind_s[1] += pc.cp_s;
-        sm.exposed_by_kind_s[1] += pc.cp_exposed_s;
+        sm.comm_by_kind_s[Axis::tp] += pc.tp_s;
+        sm.exposed_by_kind_s[Axis::tp] += pc.tp_exposed_s;
+        sm.comm_by_kind_s[Axis::cp] += pc.cp_s;
+        sm.exposed_by_kind_s[Axis::cp] += pc.cp_exposed_s;
         break;
       }
       case TaskKind::Optimizer:
@@ -129,16 +119,12 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     std::merge(c.begin(), c.end(), d.begin(), d.end(), cd.begin());
     auto& cd_union = buf.tmp5;
     merged(cd, cd_union);
-    sm.comm_by_kind_s[3] = static_cast<double>(length(d)) * 1e-9;
-    sm.comm_by_kind_s[2] = static_cast<double>(length(p)) * 1e-9;
-    sm.exposed_by_kind_s[3] = static_cast<double>(uncovered(d, c)) * 1e-9;
-    sm.exposed_by_kind_s[2] = static_cast<double>(uncovered(p, cd_union)) * 1e-9;
-    sm.comm_s = 0;
-    sm.exposed_comm_s = 0;
-    for (int k = 0; k < kCommKinds; ++k) {
-      sm.comm_s += sm.comm_by_kind_s[k];
-      sm.exposed_comm_s += sm.exposed_by_kind_s[k];
-    }
+    sm.comm_by_kind_s[Axis::dp] = static_cast<double>(length(d)) * 1e-9;
+    sm.comm_by_kind_s[Axis::pp] = static_cast<double>(length(p)) * 1e-9;
+    sm.exposed_by_kind_s[Axis::dp] = static_cast<double>(uncovered(d, c)) * 1e-9;
+    sm.exposed_by_kind_s[Axis::pp] = static_cast<double>(uncovered(p, cd_union)) * 1e-9;
+    sm.comm_s = sm.comm_by_kind_s.sum();
+    sm.exposed_comm_s = sm.exposed_by_kind_s.sum();
     sm.idle_s = std::max(0.0, rep.step_time_s - sm.compute_s - sm.exposed_comm_s);
     // Bubble (contract): idle time of the compute stream inside the pipeline window, over the window. A pass's
     // in-layer TP/CP communication is part of the pass (the stage is not idle while it waits for it).

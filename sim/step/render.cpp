@@ -23,9 +23,9 @@ TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tok
 }
 
 namespace {
-nlohmann::json kinds_json(const std::array<double, kCommKinds>& v) {
+nlohmann::json kinds_json(const PerAxis<double>& v) {
   nlohmann::json j = nlohmann::json::object();
-  for (int k = 0; k < kCommKinds; ++k) j[to_string(static_cast<CommKind>(k))] = v[k];
+  for (Axis a : kAxes) j[axis_name(a)] = v[a];
   return j;
 }
 }  // namespace
@@ -136,9 +136,9 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
     << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";
   o << "  pipeline bubble    " << pct(r.bubble_fraction) << "\n";
-  o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (tp " << ms(r.exposed_by_kind_s[0]) << ", cp "
-    << ms(r.exposed_by_kind_s[1]) << ", pp " << ms(r.exposed_by_kind_s[2]) << ", dp " << ms(r.exposed_by_kind_s[3])
-    << ")  on stage " << r.critical_stage << "\n\n";
+  o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (";
+  for (Axis a : kAxes) o << (a == kAxes.front() ? "" : ", ") << axis_name(a) << " " << ms(r.exposed_by_kind_s[a]);
+  o << ")  on stage " << r.critical_stage << "\n\n";
   const MemoryReport& m = r.memory;
   o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
   o << "    weights " << gib(m.weights_gib) << "  grads " << gib(m.grads_gib) << "  optimizer "

@@ -19,10 +19,6 @@ struct Scenario {
   TrainingConfig train;
 };
 
-enum class CommKind : int { TP = 0, CP = 1, PP = 2, DP = 3 };
-constexpr int kCommKinds = 4;
-const char* to_string(CommKind k);
-
 struct MemoryReport {
   double peak_gib = 0;            // device memory the most loaded GPU needs (allocator + CUDA context + NCCL buffers)
   double allocated_peak_gib = 0;  // that GPU's peak of live tensors (torch.cuda.max_memory_allocated)
@@ -42,8 +38,8 @@ struct StageMetrics {
   double exposed_comm_s = 0;    // communication not covered by compute
   double idle_s = 0;            // step − compute − exposed comm
   double window_idle_s = 0;     // compute-stream idle inside the pipeline window (the bubble's numerator)
-  std::array<double, kCommKinds> comm_by_kind_s{};
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> comm_by_kind_s{};     // communication by parallel axis (sim/core/axis.hpp)
+  PerAxis<double> exposed_by_kind_s{};
   double peak_gib = 0;
   double allocated_peak_gib = 0;
 };
@@ -56,7 +52,7 @@ struct StepReport {
   double bubble_fraction = 0;
   double window_s = 0;          // pipeline window: first forward start to last backward end, over all stages
   double exposed_comm_s = 0;    // critical-path stage's exposed communication
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> exposed_by_kind_s{};
   double model_flops_per_step = 0, hardware_flops_per_step = 0;
   std::int64_t microbatches = 0;
   std::int64_t events = 0;      // events the engine executed

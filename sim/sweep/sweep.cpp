@@ -89,10 +89,10 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
     // Main loss: the largest of the bubble's share of the step and each kind's exposed communication.
     r.main_loss = "bubble";
     double worst = rep.bubble_fraction * rep.step_time_s;
-    for (int k = 0; k < kCommKinds; ++k)
+    for (Axis k : kAxes)
       if (rep.exposed_by_kind_s[k] > worst) {
         worst = rep.exposed_by_kind_s[k];
-        r.main_loss = to_string(static_cast<CommKind>(k));
+        r.main_loss = axis_name(k);
         r.main_loss += " comm";
       }
     r.main_loss_fraction = rep.step_time_s > 0 ? worst / rep.step_time_s : 0;

@@ -51,7 +51,7 @@ struct PlanResult {
   std::string reason;  // why it is not feasible (empty when it fits)
   double step_time_s = 0, mfu = 0, hfu = 0, tflops_per_gpu = 0, tokens_per_s = 0, bubble_fraction = 0;
   double exposed_comm_s = 0;
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> exposed_by_kind_s{};
   double peak_gib = 0, allocated_peak_gib = 0, capacity_gib = 0;
   bool fits = false;
   // The largest loss: "bubble" (bubble_fraction × step) or the exposed communication of one kind ("tp comm", …).

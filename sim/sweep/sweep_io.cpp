@@ -17,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKinds[kCommKinds] = {"tp", "cp", "pp", "dp"};
 
 std::size_t listed_count(const SweepReport& r, const SweepListing& l) {
   if (l.all) return r.ranked.size();
@@ -40,7 +39,7 @@ using ojson = nlohmann::ordered_json;
 
 ojson result_json(const SweepReport& rep, const PlanResult& r, std::size_t rank) {
   ojson kinds = ojson::object();
-  for (int k = 0; k < kCommKinds; ++k) kinds[kKinds[k]] = r.exposed_by_kind_s[static_cast<std::size_t>(k)];
+  for (Axis a : kAxes) kinds[axis_name(a)] = r.exposed_by_kind_s[a];
   ojson j = {{"rank", rank},
             {"plan", r.plan},
             {"mbs", r.mbs},
@@ -98,7 +97,7 @@ PlanResult result_from_json(const json& j, const std::string& where) {
   r.exposed_comm_s = o.req_num("exposed_comm_s");
   {
     StrictObject k(o.req_obj("exposed_comm_by_kind_s"), where + ".exposed_comm_by_kind_s");
-    for (int i = 0; i < kCommKinds; ++i) r.exposed_by_kind_s[static_cast<std::size_t>(i)] = k.req_num(kKinds[i]);
+    for (Axis a : kAxes) r.exposed_by_kind_s[a] = k.req_num(axis_name(a));
     k.finish();
   }
   {
@@ -230,7 +229,8 @@ SweepReport read_csv(const std::string& text, const std::string& path) {
     r.tokens_per_s = num("tokens_per_s");
     r.bubble_fraction = num("bubble_fraction");
     r.exposed_comm_s = num("exposed_comm_s");
-    r.exposed_by_kind_s = {num("exposed_tp_s"), num("exposed_cp_s"), num("exposed_pp_s"), num("exposed_dp_s")};
+    for (Axis a : kAxes)
+      if (a != Axis::ep) r.exposed_by_kind_s[a] = num(("exposed_" + std::string(axis_name(a)) + "_s").c_str());
     r.peak_gib = num("peak_gib");
     r.allocated_peak_gib = num("allocated_peak_gib");
     r.capacity_gib = num("capacity_gib");
@@ -356,8 +356,8 @@ std::string sweep_to_csv(const SweepReport& r, const SweepListing& l) {
         p.sharding == Sharding::HSDP ? "hsdp" + std::to_string(p.hsdp_group) : to_string(p.sharding),
         std::to_string(x.mbs), x.recompute, x.sp ? "true" : "false", x.schedule, x.precision, std::to_string(x.seq),
         std::to_string(x.gbs), num17(x.step_time_s), num17(x.mfu), num17(x.hfu), num17(x.tflops_per_gpu),
-        num17(x.tokens_per_s), num17(x.bubble_fraction), num17(x.exposed_comm_s), num17(x.exposed_by_kind_s[0]),
-        num17(x.exposed_by_kind_s[1]), num17(x.exposed_by_kind_s[2]), num17(x.exposed_by_kind_s[3]),
+        num17(x.tokens_per_s), num17(x.bubble_fraction), num17(x.exposed_comm_s), num17(x.exposed_by_kind_s[Axis::tp]),
+        num17(x.exposed_by_kind_s[Axis::cp]), num17(x.exposed_by_kind_s[Axis::pp]), num17(x.exposed_by_kind_s[Axis::dp]),
         num17(x.peak_gib), num17(x.allocated_peak_gib), num17(x.capacity_gib), x.fits ? "true" : "false",
         x.main_loss, num17(x.main_loss_fraction), x.has_train ? num17(x.train_days) : "",
         x.has_train ? num17(x.gpu_hours) : "", x.has_cost ? num17(x.cost_usd) : "", r.model, r.gpu,

@@ -34,7 +34,7 @@ TEST_CASE("JSON output carries the contract's keys") {
   for (const char* k : {"step_time_s", "mfu", "hfu", "tflops_per_gpu", "tokens_per_s", "bubble_fraction",
                         "exposed_comm_s", "exposed_comm_by_kind_s", "memory", "model"})
     CHECK(j.contains(k));
-  for (const char* k : {"tp", "cp", "pp", "dp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
+  for (const char* k : {"tp", "cp", "ep", "dp", "pp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
   for (const char* k : {"peak_gib", "allocated_peak_gib", "capacity_gib", "fits", "weights_gib", "grads_gib",
                         "optimizer_gib", "activations_gib", "per_stage_peak_gib"})
     CHECK(j["memory"].contains(k));

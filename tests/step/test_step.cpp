@@ -113,7 +113,7 @@ TEST_CASE("multi-node data parallelism always exposes some communication (the la
   for (const char* plan : {"dp16", "tp8dp4", "tp4pp2dp8", "dp16zero1", "dp32fsdp"}) {
     const StepReport r = evaluate(scenario("llama2-7b", plan, "h100", 0, 1, 4096));
     CAPTURE(plan);
-    CHECK(r.exposed_by_kind_s[static_cast<int>(CommKind::DP)] > 0);
+    CHECK(r.exposed_by_kind_s[Axis::dp] > 0);
   }
 }
 
@@ -129,14 +129,14 @@ TEST_CASE("TP spanning two 4-GPU nodes is much slower than TP inside one 8-GPU n
   const StepReport inside = evaluate(make_scenario(a));
   a.gpus_per_node = 4;
   const StepReport spanning = evaluate(make_scenario(a));
-  const double tp_in = inside.stages[0].comm_by_kind_s[0], tp_span = spanning.stages[0].comm_by_kind_s[0];
+  const double tp_in = inside.stages[0].comm_by_kind_s[Axis::tp], tp_span = spanning.stages[0].comm_by_kind_s[Axis::tp];
   CHECK(tp_span > 1.7 * tp_in);
   CHECK(spanning.step_time_s > 1.2 * inside.step_time_s);
   a.sp = false;
   const StepReport ar_span = evaluate(make_scenario(a));
   a.gpus_per_node = 0;
   const StepReport ar_in = evaluate(make_scenario(a));
-  CHECK(ar_span.stages[0].comm_by_kind_s[0] > 1.25 * ar_in.stages[0].comm_by_kind_s[0]);
+  CHECK(ar_span.stages[0].comm_by_kind_s[Axis::tp] > 1.25 * ar_in.stages[0].comm_by_kind_s[Axis::tp]);
   CHECK(ar_span.step_time_s > ar_in.step_time_s);
 }
 
@@ -262,7 +262,7 @@ TEST_CASE("overlapping the gradient reduction with the last backward hides most 
   const StepReport overlap = evaluate(make_scenario(a));
   a.overlap_grad_reduce = false;
   const StepReport serial = evaluate(make_scenario(a));
-  const auto dp = static_cast<int>(CommKind::DP);
+  const Axis dp = Axis::dp;
   CHECK(serial.exposed_by_kind_s[dp] > 2 * overlap.exposed_by_kind_s[dp]);
   CHECK(serial.step_time_s > overlap.step_time_s);
   // The communication itself is the same work either way, up to bucket rounding: overlapped, each layer group's
