@@ -164,6 +164,7 @@ Plan parse_plan(const std::string& text) {
 
 std::string to_string(Schedule s) {
   switch (s) {
+    case Schedule::Auto: return "auto";
     case Schedule::GPipe: return "gpipe";
     case Schedule::OneFOneB: return "1f1b";
     case Schedule::Interleaved: return "interleaved";
@@ -173,10 +174,11 @@ std::string to_string(Schedule s) {
 
 Schedule parse_schedule(const std::string& s) {
   const std::string l = to_lower(trim(s));
+  if (l == "auto") return Schedule::Auto;
   if (l == "gpipe") return Schedule::GPipe;
   if (l == "1f1b") return Schedule::OneFOneB;
   if (l == "interleaved" || l == "interleaved-1f1b" || l == "interleaved1f1b") return Schedule::Interleaved;
-  throw InputError("--schedule '" + s + "' is not valid (choose gpipe, 1f1b or interleaved)");
+  throw InputError("--schedule '" + s + "' is not valid (choose auto, gpipe, 1f1b or interleaved)");
 }
 
 // docs/cli.md, --gbs default: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
@@ -248,28 +250,11 @@ Stack parse_stack(const std::string& s) {
   throw InputError("--stack '" + s + "' is not valid (choose auto, megatron or pytorch)");
 }
 
-Stack resolved_stack(const Plan& p, const TrainingConfig& t) {
-  if (t.stack != Stack::Auto) return t.stack;
-  return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? Stack::Megatron : Stack::PyTorch;
-}
-
-bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t) {
-  if (!t.tp_comm_overlap_auto) return t.tp_comm_overlap;
-  return resolved_stack(p, t) == Stack::Megatron && t.sp && p.tp > 1;
-}
-
 double grad_wire_bytes(const Plan& p, const TrainingConfig& t) {
   if (t.precision == Precision::FP32) return 4;
   return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? 4 : 2;
 }
 
 double param_wire_bytes(const TrainingConfig& t) { return t.precision == Precision::FP32 ? 4 : 2; }
-
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t) {
-  if (t.bucket_bytes > 0) return t.bucket_bytes;
-  if (resolved_stack(p, t) == Stack::Megatron)
-    return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p, t);
-  return 25e6;
-}
 
 }  // namespace parsim

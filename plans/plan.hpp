@@ -3,6 +3,7 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
+#include "plans/training.hpp"
 #include "sim/core/axis.hpp"
 #include "sim/core/types.hpp"
 
@@ -47,6 +48,7 @@ struct Plan {
   // "tp1pp1dp64fsdp", "tp2pp1dp32ep8").
   std::string to_string() const;
 };
+inline std::int64_t TrainingConfig::micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
 // Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1 (etp: tp).
 // Errors (InputError): unknown term, repeated term, zero degree, two sharding terms, hsdp N not dividing dp.
 // Also: a term without its number (`tp`), a number after `fsdp`, degrees above 2^20 or a world above 2^24 GPUs.
@@ -54,49 +56,11 @@ struct Plan {
 // by plan_warnings(); to_string() keeps them as hsdp<N>, so the string round-trips.
 Plan parse_plan(const std::string& text);
 
-enum class Schedule { GPipe, OneFOneB, Interleaved };
-
-// The software stack whose kernels and defaults apply. Auto follows the plan's sharding term, whose semantics already
-// name the framework (docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
-// Engine; zero2/zero3/fsdp/hsdp → PyTorch-native stacks (FSDP: llm-foundry, torchtitan, fms-fsdp; DeepSpeed).
-enum class Stack { Auto, Megatron, PyTorch };
-std::string to_string(Stack s);
-Stack parse_stack(const std::string& s);
-std::string to_string(Schedule s);
-Schedule parse_schedule(const std::string& s);
-
-struct TrainingConfig {
-  std::int64_t seq = 0;    // tokens per sequence
-  std::int64_t gbs = 0;    // global batch, sequences per optimizer step
-  std::int64_t mbs = 1;    // micro-batch, sequences
-  Recompute recompute = Recompute::None;
-  bool sp = false;
-  Precision precision = Precision::BF16;
-  Schedule schedule = Schedule::OneFOneB;  // Interleaved is implied by vpp > 1
-  // Data-parallel and overlap options (Megatron-Core / PyTorch defaults, documented in the README).
-  Stack stack = Stack::Auto;          // see Stack; resolved_stack() applies the plan's default
-  double bucket_bytes = 0;            // gradient bucket; 0 = the stack's default (resolved_bucket_bytes)
-  bool overlap_grad_reduce = true;    // Megatron --overlap-grad-reduce; DDP overlaps buckets with backward
-  bool overlap_param_gather = true;   // Megatron --overlap-param-gather (ZeRO-1 AG overlapped with next forward)
-  bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
-  bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolved_tp_comm_overlap), else tp_comm_overlap
-  bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
-  bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
-  bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
-  std::int64_t micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
-};
-Stack resolved_stack(const Plan& p, const TrainingConfig& t);
-// TP communication overlap: as set, or by default on for the Megatron stack with sequence parallelism and tp > 1
-// (NeMo's performance recipes enable TE userbuffer overlap there), off otherwise.
-bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t);
 // Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP and the distributed optimizer reduce fp32
 // main grads (4 B), DeepSpeed ZeRO-2/3 and FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the
 // 16-bit (fp32 training: 32-bit) weights.
 double grad_wire_bytes(const Plan& p, const TrainingConfig& t);
 double param_wire_bytes(const TrainingConfig& t);
-// Gradient bucket bytes: as set, or the stack's default — Megatron-Core max(40M, 1M × DP size) elements of
-// grad_wire_bytes (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t);
 
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);

@@ -23,6 +23,7 @@
 //   sp   off, and on when tp > 1 and tp divides the tokens per CP rank.
 // Precision and the remaining TrainingConfig fields come from `base`. Every candidate passes validate_plan.
 #include "plans/plan.hpp"
+#include "plans/scenario.hpp"
 
 #include "sim/core/error.hpp"
 
@@ -145,6 +146,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                     c.train.recompute = r;
                     c.train.sp = sp != 0;
                     c.train.schedule = sched;
+                    c.train = resolve_training(c.plan, m, c.train);  // stack, TP overlap, buckets per plan
                     if (plan_error(c.plan, m, hw, c.train)) continue;  // safety net: the loops above already agree
                     out.push_back(std::move(c));
                   }

@@ -35,7 +35,8 @@ std::vector<int> valid_tps(const ModelSpec& m) {
 
 std::optional<std::string> expert_plan_error(const Plan& p, const ModelSpec& m) {
   const int etp = p.expert_tp();
-  const bool expert_terms = p.ep > 1 || (p.etp > 0 && p.etp != p.tp);
+  // As written: etp2 with tp2 is still an expert term; only a no-op etp1 with tp1 passes.
+  const bool expert_terms = p.ep > 1 || (p.etp > 0 && (p.etp > 1 || p.etp != p.tp));
   if (!m.is_moe()) {
     if (expert_terms)
       return "plan '" + p.to_string() + "' has expert parallelism (ep" + S(p.ep) + ", etp" + S(etp) + ") but " +

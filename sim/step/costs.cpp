@@ -64,12 +64,12 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const TrainingConfig& tr = sc.train;
   // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
   // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's.
-  const bool megatron = resolved_stack(pl, tr) == Stack::Megatron;
+  const bool megatron = tr.stack == Stack::Megatron;
   const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
   const Hardware& hw = megatron ? hw_te : sc.hw;
   const int gpn = hw.node.gpus_per_node;
   Ctx c{sc, hw, tr.precision, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
-        resolved_tp_comm_overlap(pl, tr)};
+        tr.tp_comm_overlap};
   StepCosts out;
   out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
 

@@ -77,6 +77,11 @@ StepReport extend(const Scenario& sc, const StepReport& a, const StepReport& b, 
 }  // namespace
 
 StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
+  if (!is_resolved(sc.train)) {
+    Scenario r = sc;
+    r.train = resolve_training(sc.plan, sc.model, sc.train);
+    return run(r, opt);
+  }
   const std::int64_t M = sc.train.micro_batches(sc.plan);
   if (extendable(sc, opt, M)) {
     const std::int64_t m1 = kGroupsShort * sc.plan.pp, m2 = kGroupsLong * sc.plan.pp;
@@ -111,6 +116,13 @@ StepReport evaluate(const Scenario& sc, const EvalOptions& opt) {
   return ev.run(sc, opt);
 }
 
-MemoryReport estimate_memory(const Scenario& sc) { return estimate_memory_from_costs(sc, compute_step_costs(sc)); }
+MemoryReport estimate_memory(const Scenario& sc) {
+  if (!is_resolved(sc.train)) {
+    Scenario r = sc;
+    r.train = resolve_training(sc.plan, sc.model, sc.train);
+    return estimate_memory(r);
+  }
+  return estimate_memory_from_costs(sc, compute_step_costs(sc));
+}
 
 }  // namespace parsim

@@ -332,7 +332,7 @@ void Builder::build() {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
   V_ = pl.vpp;
-  bucket_bytes_ = resolved_bucket_bytes(pl, sc_.train);
+  bucket_bytes_ = sc_.train.bucket_bytes;
   M_ = static_cast<int>(sc_.train.micro_batches(pl));
   out_.microbatches = M_;
   g_.clear();

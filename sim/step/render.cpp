@@ -72,14 +72,9 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                {"sharding", to_string(p.sharding)},          {"world", p.world()},
                {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp)}};
   const TrainingConfig& t = sc.train;
-  j["settings"] = {{"seq", t.seq},         {"gbs", t.gbs},
-                   {"mbs", t.mbs},         {"micro_batches", r.microbatches},
-                   {"recompute", to_string(t.recompute)}, {"sp", t.sp},
-                   {"precision", to_string(t.precision)}, {"schedule", to_string(t.schedule)},
-                   {"stack", to_string(resolved_stack(sc.plan, t))},
-                   {"tp_comm_overlap", resolved_tp_comm_overlap(sc.plan, t)},
-                   {"attention", t.flash_attention ? "flash" : "unfused"},
-                   {"bucket_mb", resolved_bucket_bytes(sc.plan, t) / 1e6}};
+  json settings = training_to_json(t);  // the option table's keys, resolved values
+  settings["micro_batches"] = r.microbatches;
+  j["settings"] = settings;
   j["hardware"] = {{"name", sc.hw.name},
                    {"gpu", sc.hw.gpu.name},
                    {"gpus_per_node", sc.hw.node.gpus_per_node},
@@ -128,7 +123,7 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
     << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
-  o << "  stack " << to_string(resolved_stack(p, t)) << (resolved_tp_comm_overlap(p, t) ? "  tp-comm-overlap" : "")
+  o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
   o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";

@@ -2,7 +2,7 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
-#include "plans/plan.hpp"
+#include "plans/scenario.hpp"
 
 #include <array>
 #include <cstdint>
@@ -10,14 +10,6 @@
 #include <vector>
 
 namespace parsim {
-
-// The three independent, immutable inputs plus the plan: everything evaluate() needs. Built and validated once.
-struct Scenario {
-  ModelSpec model;
-  Hardware hw;
-  Plan plan;
-  TrainingConfig train;
-};
 
 struct MemoryReport {
   double peak_gib = 0;            // device memory the most loaded GPU needs (allocator + CUDA context + NCCL buffers)

@@ -116,41 +116,28 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
   return r;
 }
 
-TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m) {
-  // Mirrors make_scenario() (sim/step/scenario.cpp) so that `parsim predict` with predict_flags() rebuilds the same
-  // Scenario; tests/sweep checks it result by result.
-  TrainingConfig t;
-  t.seq = a.seq > 0 ? a.seq : m.seq_len;
-  t.gbs = a.gbs > 0 ? a.gbs : sweep_default_gbs(t.seq);
-  t.precision = parse_precision(a.precision);
-  apply_framework_options(a, t);
+TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m) {
+  TrainingConfig t = in.train;
+  t.seq = t.seq > 0 ? t.seq : m.seq_len;
+  t.gbs = t.gbs > 0 ? t.gbs : sweep_default_gbs(t.seq);
   return t;
 }
 
 std::vector<std::string> result_flags(const PlanResult& r) {
-  std::vector<std::string> f{"--plan",      r.plan,      "--seq",       std::to_string(r.seq), "--gbs",
-                             std::to_string(r.gbs),    "--mbs",       std::to_string(r.mbs), "--recompute",
-                             r.recompute, "--precision", r.precision, "--schedule",          r.schedule};
-  if (r.sp) f.push_back("--sp");
-  return f;
+  ScenarioInput in;
+  in.plan = r.plan;
+  in.train.seq = r.seq;
+  in.train.gbs = r.gbs;
+  in.train.mbs = r.mbs;
+  in.train.recompute = parse_recompute(r.recompute);
+  in.train.sp = r.sp;
+  in.train.precision = parse_precision(r.precision);
+  in.train.schedule = parse_schedule(r.schedule);
+  return options_to_flags(scenario_options(), in, kUsePerRow, 0, /*include_defaults=*/true);
 }
 
-std::vector<std::string> sweep_base_flags(const ScenarioArgs& a) {
-  std::vector<std::string> f{"--model", a.model, "--gpu", a.gpu};
-  if (a.gpus_per_node > 0) f.insert(f.end(), {"--gpus-per-node", std::to_string(a.gpus_per_node)});
-  if (a.bucket_mb > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", a.bucket_mb);  // round-trips exactly
-    f.insert(f.end(), {"--bucket-mb", buf});
-  }
-  if (!a.overlap_grad_reduce) f.push_back("--no-overlap-grad-reduce");
-  if (!a.overlap_param_gather) f.push_back("--no-overlap-param-gather");
-  if (a.tp_comm_overlap > 0) f.push_back("--tp-comm-overlap");
-  if (a.tp_comm_overlap == 0) f.push_back("--no-tp-comm-overlap");
-  if (a.stack != "auto") f.insert(f.end(), {"--stack", a.stack});
-  if (a.attention != "flash") f.insert(f.end(), {"--attention", a.attention});
-  if (a.fsdp_no_sync) f.push_back("--fsdp-no-sync");
-  return f;
+std::vector<std::string> sweep_base_flags(const ScenarioInput& in) {
+  return options_to_flags(scenario_options(), in, kUseSweep, kUsePerRow);
 }
 
 namespace {
@@ -209,9 +196,10 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
 
   // Inputs resolved once; every candidate shares them.
   Scenario base;
-  base.model = resolve_model(setup.args.model);
-  base.hw = resolve_hardware(setup.args.gpu, setup.args.gpus_per_node);
-  base.train = sweep_base_training(setup.args, base.model);
+  if (setup.base.model.empty()) throw InputError("--model is required (a built-in name or a model JSON path)");
+  base.model = resolve_model(setup.base.model);
+  base.hw = resolve_hardware(setup.base.gpu, setup.base.gpus_per_node);
+  base.train = sweep_base_training(setup.base, base.model);
 
   // Space.
   const std::vector<Candidate> space = enumerate_space(base.model, base.hw, setup.gpus, base.train, setup.filter);
@@ -261,15 +249,15 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   }
 
   SweepReport rep;
-  rep.model = setup.args.model;
-  rep.gpu = setup.args.gpu;
+  rep.model = setup.base.model;
+  rep.gpu = setup.base.gpu;
   rep.gpus = setup.gpus;
   rep.gpus_per_node = base.hw.node.gpus_per_node;
   rep.seq = base.train.seq;
   rep.gbs = base.train.gbs;
   rep.precision = to_string(base.train.precision);
   rep.space = filter_text(setup.filter);
-  rep.base_flags = sweep_base_flags(setup.args);
+  rep.base_flags = sweep_base_flags(setup.base);
   rep.shards = {opt.shard_index};
   rep.shard_index = opt.shard_index;
   rep.shard_count = opt.shard_count;

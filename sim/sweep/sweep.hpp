@@ -21,10 +21,10 @@
 
 namespace parsim {
 
-// What was searched: fixed inputs (ScenarioArgs without plan/mbs/recompute/sp/schedule, which the space varies),
-// the GPU count and the filters.
+// What was searched: fixed inputs (a ScenarioInput whose plan, mbs, recompute, sp and schedule the space varies), the
+// GPU count and the filters.
 struct SweepSetup {
-  ScenarioArgs args;  // model, gpu, gpus_per_node, seq, gbs (0 = sweep_default_gbs), precision, framework options
+  ScenarioInput base;  // model, gpu, gpus_per_node, seq, gbs (0 = sweep_default_gbs), precision, framework options
   int gpus = 0;
   SpaceFilter filter;
 };
@@ -98,11 +98,13 @@ struct SweepReport {
 // that leaves no plan at all, a bad shard).
 SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt);
 
-// The base TrainingConfig of a sweep, built as make_scenario() builds it for `parsim predict` with the same flags.
-TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m);
-// The `parsim predict` flags that reproduce one result: sweep_base_flags (model, GPU, framework options) followed by
-// result_flags (plan and settings).
-std::vector<std::string> sweep_base_flags(const ScenarioArgs& a);
+// The base TrainingConfig of a sweep: the input's settings with seq (the model's) and gbs (sweep_default_gbs) set; the
+// space sets mbs, recompute, sp and schedule per candidate and resolve_training() the rest, as for `parsim predict`.
+TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m);
+// The `parsim predict` flags that reproduce one result, written by the scenario option table: sweep_base_flags (the
+// fixed inputs that differ from their defaults; model and GPU always) followed by result_flags (the per-row options:
+// plan, seq, gbs, mbs, recompute, sp, precision, schedule).
+std::vector<std::string> sweep_base_flags(const ScenarioInput& in);
 std::vector<std::string> result_flags(const PlanResult& r);
 
 // ---- output (sweep_io.cpp) ----

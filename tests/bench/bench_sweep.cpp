@@ -25,9 +25,9 @@ struct BenchCase {
 
 void run_case(const BenchCase& c, int threads) {
   SweepSetup s;
-  s.args.model = c.model;
-  s.args.gpu = "h100";
-  s.args.gbs = c.gbs;
+  s.base.model = c.model;
+  s.base.gpu = "h100";
+  s.base.train.gbs = c.gbs;
   s.gpus = c.gpus;
   SweepOptions o;
   o.threads = threads;

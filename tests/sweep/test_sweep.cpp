@@ -17,9 +17,9 @@ namespace {
 // recompute, mbs 1/2; small enough to simulate in a unit test, varied enough to rank.
 SweepSetup small_setup() {
   SweepSetup s;
-  s.args.model = "llama2-7b";
-  s.args.gpu = "h100";
-  s.args.gbs = 64;
+  s.base.model = "llama2-7b";
+  s.base.gpu = "h100";
+  s.base.train.gbs = 64;
   s.gpus = 16;
   s.filter.tp = {2, 8};
   s.filter.pp = {1, 2, 4};
@@ -114,24 +114,20 @@ TEST_CASE("results are identical for any thread count") {
 }
 
 TEST_CASE("each result is what predict computes for the same flags") {
-  // predict builds its Scenario with make_scenario(); rebuild every listed result that way and evaluate it.
+  // predict builds its Scenario with resolve_scenario() from its flags; rebuild every listed result from the very
+  // flags the sweep prints (base flags + result flags, read back through the scenario option table) and evaluate it.
   const SweepSetup setup = small_setup();
   const SweepReport& r = base_report();
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), 8);
   for (std::size_t i = 0; i < n; ++i) {
     const PlanResult& x = r.ranked[i];
     CAPTURE(x.plan);
-    ScenarioArgs a = setup.args;
-    a.plan = x.plan;
-    a.seq = x.seq;
-    a.gbs = x.gbs;
-    a.mbs = x.mbs;
-    a.recompute = x.recompute;
-    a.precision = x.precision;
-    a.schedule = x.schedule;
-    a.schedule_given = true;
-    a.sp = x.sp;
-    const Scenario sc = make_scenario(a);
+    std::vector<std::string> flags = sweep_base_flags(setup.base);
+    const auto own = result_flags(x);
+    flags.insert(flags.end(), own.begin(), own.end());
+    ScenarioInput a;
+    apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "reproduction"), a);
+    const Scenario sc = resolve_scenario(a);
     const StepReport rep = evaluate(sc);
     CHECK(rep.step_time_s == x.step_time_s);
     CHECK(rep.mfu == x.mfu);
@@ -152,8 +148,8 @@ TEST_CASE("the memory pre-check never rejects a plan that fits") {
   Scenario base;
   base.model = resolve_model("llama2-7b");
   base.hw = resolve_hardware("h100");
-  ScenarioArgs a;
-  a.gbs = 64;
+  ScenarioInput a;
+  a.train.gbs = 64;
   base.train = sweep_base_training(a, base.model);
   SpaceFilter f;
   f.tp = {1, 2};
@@ -198,7 +194,7 @@ TEST_CASE("shards partition the candidates and merge back into the whole sweep")
   // A shard given twice, or a shard of another sweep, is refused.
   CHECK_THROWS_AS(merge_sweeps({parts[0], parts[0]}, {"a", "a"}), InputError);
   SweepSetup other = setup;
-  other.args.gbs = 128;
+  other.base.train.gbs = 128;
   SweepOptions o = threads(1);
   o.shard_index = 1;
   o.shard_count = 3;
@@ -308,6 +304,6 @@ TEST_CASE("bad sweep inputs") {
     CHECK(std::string(e.what()).find("no valid plan for 12 GPUs") != std::string::npos);
   }
   s = small_setup();
-  s.args.model = "no-such-model";
+  s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
 }
