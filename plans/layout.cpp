@@ -25,7 +25,9 @@ struct Progression {
   int size = 1;
 };
 
-int hsdp_n(const Plan& p) { return p.sharding == Sharding::HSDP && p.hsdp_group > 0 ? p.hsdp_group : p.dp; }
+int hsdp_n(const Plan& p) {
+  return sharding_traits(p.sharding).hierarchical && p.hsdp_group > 0 ? p.hsdp_group : p.dp;
+}
 
 Progression progression(const Plan& p, GroupKind kind) {
   switch (kind) {

@@ -3,6 +3,8 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
+#include "plans/schedule.hpp"
+#include "plans/sharding.hpp"
 #include "plans/training.hpp"
 #include "sim/core/axis.hpp"
 #include "sim/core/types.hpp"
@@ -14,10 +16,6 @@
 
 namespace parsim {
 
-enum class Sharding { None, Zero1, Zero2, Zero3, FSDP, HSDP };  // None = plain DDP (`zero0`)
-std::string to_string(Sharding s);  // the plan term: zero0, zero1, zero2, zero3, fsdp, hsdp
-// Accepts a plan term (`zero2`, `fsdp`, `hsdp`), `none`/`ddp`, or a bare ZeRO stage `0`..`3` (case-insensitive).
-Sharding parse_sharding(const std::string& s);
 
 struct Plan {
   int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
@@ -47,6 +45,7 @@ struct Plan {
   // degree-1 cp/ep/vpp omitted, etp only where it differs from tp, tp/pp/dp always written (e.g. "tp8pp2dp4",
   // "tp1pp1dp64fsdp", "tp2pp1dp32ep8").
   std::string to_string() const;
+  friend bool operator==(const Plan&, const Plan&) = default;
 };
 inline std::int64_t TrainingConfig::micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
 // Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1 (etp: tp).
@@ -55,12 +54,6 @@ inline std::int64_t TrainingConfig::micro_batches(const Plan& p) const { return 
 // `hsdp<N>` with N == dp (one shard group = fsdp) and N == 1 (nothing sharded) are accepted as written and reported
 // by plan_warnings(); to_string() keeps them as hsdp<N>, so the string round-trips.
 Plan parse_plan(const std::string& text);
-
-// Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP and the distributed optimizer reduce fp32
-// main grads (4 B), DeepSpeed ZeRO-2/3 and FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the
-// 16-bit (fp32 training: 32-bit) weights.
-double grad_wire_bytes(const Plan& p, const TrainingConfig& t);
-double param_wire_bytes(const TrainingConfig& t);
 
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);
@@ -114,17 +107,6 @@ std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // HSDP groups use hsdp_group (0 = the whole DP group shards: HSDPShard = DP, HSDPReplica = a group of one).
 GroupShape group_shape(const Plan& p, GroupKind kind, int gpus_per_node);
 std::string to_string(GroupKind k);
-
-// ---- pipeline schedules (schedule.cpp) — each schedule is data: the order of passes on each stage ----
-struct PipeOp {
-  enum Kind : std::uint8_t { Forward, Backward } kind;
-  int microbatch;
-  int chunk;  // model chunk on this stage, 0..vpp-1 (virtual stage = chunk·pp + stage)
-};
-// ops[stage] = the compute order on that stage. Contract (tests/plans): every (microbatch, chunk) appears once as
-// Forward and once as Backward on every stage, forward before backward; GPipe: all forwards then all backwards;
-// 1F1B: warm-up p−i−1 forwards then alternate; interleaved: Megatron-Core's order (groups of p micro-batches).
-std::vector<std::vector<PipeOp>> pipeline_schedule(Schedule s, int pp, int vpp, int microbatches);
 
 // ---- plan space (space.cpp) — enumeration for the sweep ----
 struct SpaceFilter {

@@ -14,15 +14,14 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.seq <= 0) t.seq = m.seq_len;
   if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
   if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
-  if (t.stack == Stack::Auto)
-    t.stack = (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? Stack::Megatron : Stack::PyTorch;
+  if (t.stack == Stack::Auto) t.stack = sharding_traits(p.sharding).default_stack;
   if (t.tp_comm_overlap_auto) {
     t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
     t.tp_comm_overlap_auto = false;
   }
   if (t.bucket_bytes <= 0)
     t.bucket_bytes = t.stack == Stack::Megatron
-                         ? std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p, t)
+                         ? std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p.sharding, t.precision)
                          : 25e6;
   return t;
 }

@@ -67,8 +67,8 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   // Degrees (a Plan built in code rather than parsed).
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.ep < 1 || p.etp < 0)
     return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp, ep, etp and vpp are positive integers)";
-  if (p.sharding == Sharding::HSDP && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
-    return "hsdp" + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
+  if (sharding_traits(p.sharding).term_takes_group && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
+    return to_string(p.sharding) + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
            " (the shard group size must divide the data-parallel degree)";
   if (m.layers < 1 || m.heads < 1 || m.kv_heads < 1)
     return "model " + model_name(m) + " needs positive layers, heads and kv_heads (got " + S(m.layers) + ", " +
@@ -108,9 +108,11 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   // Megatron-LM arguments.py: the interleaved schedule needs pp > 2 unless P2P communication is overlapped.
   if (p.vpp > 1 && p.pp == 2 && !t.overlap_p2p)
     return "vpp" + S(p.vpp) + " with pp2 needs overlapped P2P communication (Megatron-LM requires pp > 2 otherwise)";
-  if (t.schedule == Schedule::Interleaved && p.vpp == 1)
-    return "the interleaved schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
-  if (t.schedule != Schedule::Interleaved && p.vpp > 1)
+  if (t.schedule == Schedule::Auto) return "the pipeline schedule is unresolved ('auto'; resolve_training sets it)";
+  const ScheduleTraits& sched = schedule_traits(t.schedule);
+  if (sched.uses_vpp && p.vpp == 1)
+    return "the " + std::string(sched.name) + " schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
+  if (!sched.uses_vpp && p.vpp > 1)
     return "vpp" + S(p.vpp) + " runs the interleaved schedule, not " + to_string(t.schedule) +
            " (drop --schedule or use --schedule interleaved)";
 
@@ -125,7 +127,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   const std::int64_t mb = t.gbs / unit;
   // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
   // stage); m mod G must be 0 or in [pp, G), i.e. m % pp == 0 at the default (schedules.py).
-  if (p.vpp > 1 && mb % p.pp != 0)
+  if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
     return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
            " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
            S(unit * p.pp);
@@ -162,17 +164,16 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
                 "-GPU nodes: the last node is partly used");
   if (t.sp && p.tp == 1)
     w.push_back("--sp has no effect with tp1 (Megatron disables sequence parallelism without tensor parallelism)");
-  if ((p.sharding == Sharding::Zero1 || p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3 ||
-       p.sharding == Sharding::FSDP) &&
-      p.dp == 1 && p.cp == 1)
+  const ShardingTraits& sh = sharding_traits(p.sharding);
+  if (sh.shards_optimizer && !sh.hierarchical && p.dp == 1 && p.cp == 1)
     w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");
-  if (p.sharding == Sharding::HSDP) {
+  if (sh.hierarchical) {
     if (p.hsdp_group == p.dp && p.dp > 1)
       w.push_back("hsdp" + S(p.hsdp_group) + " with dp" + S(p.dp) + " is a single shard group: the same as fsdp");
     else if (p.hsdp_group == 1)
       w.push_back("hsdp1 shards nothing: every data-parallel rank keeps the full model state");
   }
-  if ((p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3) && p.pp > 1)
+  if (sh.framework_refuses_pp && p.pp > 1)
     w.push_back(to_string(p.sharding) + " with pp" + S(p.pp) +
                 ": DeepSpeed does not combine ZeRO-2/3 with pipeline parallelism; simulated as specified");
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;

@@ -18,7 +18,8 @@
 #include "sim/measure/calibrate.hpp"
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
+#include "sim/present/sweep_io.hpp"
 #include "sim/sweep/sweep.hpp"
 
 #include <nlohmann/json.hpp>

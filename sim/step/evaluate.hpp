@@ -8,13 +8,16 @@
 
 namespace parsim {
 
-struct ExecutedStep;  // sim/step/lower.hpp
-struct StepCosts;
-struct MemorySample;
+struct ExecutedStep;  // sim/step/lowered.hpp
+struct StepCosts;     // sim/step/costs.hpp
+struct MemorySample;  // sim/step/analysis.hpp
 
 struct EvalOptions {
   bool keep_timeline = false;  // keep the executed timeline (for --trace)
   bool layer_detail = false;   // lower per-layer tasks (trace detail); otherwise chunks are composed analytically
+  // An explicit pass order instead of the scenario's schedule (tests and schedule experiments; every micro-batch is
+  // simulated then). It must keep the contract of pipeline_schedule (plans/schedule.hpp).
+  const ScheduleOrder* schedule = nullptr;
 };
 
 // Pure function: thread-safe, no globals, same inputs → bit-identical outputs. A scenario whose settings still hold

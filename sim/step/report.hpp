@@ -56,4 +56,17 @@ struct StepReport {
   std::vector<std::string> warnings;
 };
 
+// ---- the run ----
+// Time-to-train and cost of a whole run (--tokens, --price-per-gpu-hour, --goodput).
+struct TrainEstimate {
+  double tokens = 0;
+  double goodput = 1;      // fraction of wall-clock time spent training (checkpoints, restarts, failures excluded)
+  double days = 0;
+  double gpu_hours = 0;
+  double cost_usd = 0;
+  bool has_cost = false;
+};
+TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price_per_gpu_hour,
+                             double goodput);
+
 }  // namespace parsim

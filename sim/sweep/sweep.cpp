@@ -2,7 +2,7 @@
 #include "sim/sweep/sweep.hpp"
 
 #include "sim/core/error.hpp"
-#include "sim/step/render.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
@@ -29,8 +29,13 @@ std::string to_string(Verdict v) {
 }
 
 bool ranks_before(const PlanResult& a, const PlanResult& b) {
-  return std::tie(a.step_time_s, a.peak_gib, a.plan, a.mbs, a.recompute, a.sp, a.schedule) <
-         std::tie(b.step_time_s, b.peak_gib, b.plan, b.mbs, b.recompute, b.sp, b.schedule);
+  if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
+  if (a.peak_gib != b.peak_gib) return a.peak_gib < b.peak_gib;
+  // Ties (rare): the identity as text, so that the order is the same as the listing's.
+  const std::string pa = a.plan.to_string(), pb = b.plan.to_string();
+  const std::string ra = to_string(a.recompute), rb = to_string(b.recompute);
+  const std::string sa = to_string(a.schedule), sb = to_string(b.schedule);
+  return std::tie(pa, a.mbs, ra, a.sp, sa) < std::tie(pb, b.mbs, rb, b.sp, sb);
 }
 
 std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
@@ -43,13 +48,13 @@ std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
 namespace {
 
 void fill_identity(const Scenario& sc, PlanResult& r) {
-  r.plan = sc.plan.to_string();
+  r.plan = sc.plan;
   r.seq = sc.train.seq;
   r.gbs = sc.train.gbs;
   r.mbs = sc.train.mbs;
-  r.recompute = to_string(sc.train.recompute);
-  r.schedule = to_string(sc.train.schedule);
-  r.precision = to_string(sc.train.precision);
+  r.recompute = sc.train.recompute;
+  r.schedule = sc.train.schedule;
+  r.precision = sc.train.precision;
   r.sp = sc.train.sp;
 }
 
@@ -125,14 +130,14 @@ TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m) 
 
 std::vector<std::string> result_flags(const PlanResult& r) {
   ScenarioInput in;
-  in.plan = r.plan;
+  in.plan = r.plan.to_string();
   in.train.seq = r.seq;
   in.train.gbs = r.gbs;
   in.train.mbs = r.mbs;
-  in.train.recompute = parse_recompute(r.recompute);
+  in.train.recompute = r.recompute;
   in.train.sp = r.sp;
-  in.train.precision = parse_precision(r.precision);
-  in.train.schedule = parse_schedule(r.schedule);
+  in.train.precision = r.precision;
+  in.train.schedule = r.schedule;
   return options_to_flags(scenario_options(), in, kUsePerRow, 0, /*include_defaults=*/true);
 }
 

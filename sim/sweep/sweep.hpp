@@ -41,11 +41,14 @@ struct SweepOptions {
 enum class Verdict : std::uint8_t { Fits, OutOfMemoryPrecheck, OutOfMemory, Error };
 std::string to_string(Verdict v);  // "fits", "out of memory (pre-check)", "out of memory (simulated)", "error"
 
-// One evaluated plan with its settings and the numbers a user ranks by.
+// One evaluated plan with its settings and the numbers a user ranks by (typed; sim/present writes and reads it through
+// one field table).
 struct PlanResult {
-  std::string plan;  // canonical plan string
+  Plan plan;
   std::int64_t seq = 0, gbs = 0, mbs = 1;
-  std::string recompute, schedule, precision;
+  Recompute recompute = Recompute::None;
+  Schedule schedule = Schedule::OneFOneB;
+  Precision precision = Precision::BF16;
   bool sp = false;
   Verdict verdict = Verdict::Fits;
   std::string reason;  // why it is not feasible (empty when it fits)
@@ -62,7 +65,7 @@ struct PlanResult {
 };
 
 // Total order used for ranking: step time, then peak memory, then the plan's identity (plan string, mbs, recompute,
-// sp, schedule) — independent of thread count and of which shard found the plan.
+// sp, schedule, compared as text) — independent of thread count and of which shard found the plan.
 bool ranks_before(const PlanResult& a, const PlanResult& b);
 // Pareto front of (step time, peak memory) over `ranked` (already sorted by ranks_before): plans no other plan beats
 // on both. Returned fastest first (and so with strictly falling memory).
@@ -107,16 +110,12 @@ TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m);
 std::vector<std::string> sweep_base_flags(const ScenarioInput& in);
 std::vector<std::string> result_flags(const PlanResult& r);
 
-// ---- output (sweep_io.cpp) ----
+// What to list (the output is sim/present/sweep_io.hpp).
 struct SweepListing {
   int top = 10;      // results listed (ranked prefix)
   bool all = false;  // list every feasible plan
 };
-std::string sweep_to_json(const SweepReport& r, const SweepListing& l);
-std::string sweep_to_csv(const SweepReport& r, const SweepListing& l);
-std::string sweep_to_table(const SweepReport& r, const SweepListing& l);
-// Reads a sweep JSON (sweep_to_json's output) or CSV (sweep_to_csv's) back; throws InputError naming the file.
-SweepReport read_sweep_file(const std::string& path);
+
 // Combines shard reports of one sweep into one ranking. Throws InputError when the shards belong to different
 // sweeps or a shard appears twice.
 SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names);

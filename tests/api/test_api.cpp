@@ -95,7 +95,7 @@ TEST_CASE("api::sweep takes filters as JSON arrays and returns the sweep JSON") 
   CHECK(out["evaluated"].get<std::int64_t>() == rep.evaluated);
   REQUIRE(out["results"].size() == std::min<std::size_t>(3, rep.ranked.size()));
   CHECK(out["results"][0]["step_time_s"].get<double>() == rep.ranked[0].step_time_s);
-  CHECK(out["results"][0]["plan"] == rep.ranked[0].plan);
+  CHECK(out["results"][0]["plan"] == rep.ranked[0].plan.to_string());
 }
 
 TEST_CASE("api::calibrate and api::profile read their files like the CLI") {

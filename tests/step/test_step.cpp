@@ -1,7 +1,7 @@
 // Contract tests of the step simulator (the simulator issue's "Done means" list). Each expected value is derived in a
 // comment before its assertion.
 #include "helpers.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
 
 #include <doctest/doctest.h>
 

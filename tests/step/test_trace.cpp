@@ -1,6 +1,6 @@
 // The trace is the simulation's own timeline: it ends at the step time and its compute tracks show the bubble.
 #include "helpers.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

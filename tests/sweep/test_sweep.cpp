@@ -1,7 +1,7 @@
 // The sweep: determinism across thread counts, every result reproduced by predict's path, a sound pre-check,
 // shards that merge back into the whole, output that reads back exactly, and the ranking's total order.
 #include "sim/core/error.hpp"
-#include "sim/sweep/sweep.hpp"
+#include "sim/present/sweep_io.hpp"
 
 #include <doctest/doctest.h>
 
@@ -121,7 +121,7 @@ TEST_CASE("each result is what predict computes for the same flags") {
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), 8);
   for (std::size_t i = 0; i < n; ++i) {
     const PlanResult& x = r.ranked[i];
-    CAPTURE(x.plan);
+    CAPTURE(x.plan.to_string());
     std::vector<std::string> flags = sweep_base_flags(setup.base);
     const auto own = result_flags(x);
     flags.insert(flags.end(), own.begin(), own.end());
@@ -140,7 +140,7 @@ TEST_CASE("each result is what predict computes for the same flags") {
   // The predict flags name the same settings.
   const auto flags = result_flags(r.ranked.front());
   CHECK(flags[0] == "--plan");
-  CHECK(flags[1] == r.ranked.front().plan);
+  CHECK(flags[1] == r.ranked.front().plan.to_string());
 }
 
 TEST_CASE("the memory pre-check never rejects a plan that fits") {
@@ -242,12 +242,10 @@ TEST_CASE("JSON and CSV read back exactly, and merge combines files") {
 TEST_CASE("ranking order and Pareto front on hand-made results") {
   auto mk = [](const char* plan, double t, double mem, std::int64_t mbs = 1) {
     PlanResult r;
-    r.plan = plan;
+    r.plan = parse_plan(plan);
     r.step_time_s = t;
     r.peak_gib = mem;
     r.mbs = mbs;
-    r.recompute = "none";
-    r.schedule = "1f1b";
     return r;
   };
   // Equal time: the leaner plan first; equal time and memory: the plan string decides, then mbs.
@@ -257,12 +255,13 @@ TEST_CASE("ranking order and Pareto front on hand-made results") {
   CHECK_FALSE(ranks_before(mk("tp8pp1dp1", 1.0, 10), mk("tp8pp1dp1", 1.0, 10)));  // irreflexive
   // Times 1, 2, 3, 4, 5 with memory 50, 60, 40, 40, 10: plan 2 (60 GiB) is beaten by plan 1 on both, plan 4 ties
   // plan 3's memory but is slower → front = plans 1 (1 s, 50), 3 (3 s, 40), 5 (5 s, 10).
-  const std::vector<PlanResult> ranked{mk("a", 1, 50), mk("b", 2, 60), mk("c", 3, 40), mk("d", 4, 40), mk("e", 5, 10)};
+  const std::vector<PlanResult> ranked{mk("dp1", 1, 50), mk("dp2", 2, 60), mk("dp3", 3, 40), mk("dp4", 4, 40),
+                                       mk("dp5", 5, 10)};
   const auto front = pareto_front(ranked);
   REQUIRE(front.size() == 3);
-  CHECK(front[0].plan == "a");
-  CHECK(front[1].plan == "c");
-  CHECK(front[2].plan == "e");
+  CHECK(front[0].plan.dp == 1);
+  CHECK(front[1].plan.dp == 3);
+  CHECK(front[2].plan.dp == 5);
 }
 
 TEST_CASE("time-to-train and cost per result") {

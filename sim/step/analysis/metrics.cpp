@@ -1,5 +1,5 @@
 // Metrics computed from the executed timeline after the run (never accumulated during it).
-#include "sim/step/lower.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -9,7 +9,7 @@ namespace parsim {
 namespace {
 
 // Length of `a` not covered by any interval of `cover` (both sorted, each internally disjoint).
-std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interval>& cover) {
+std::int64_t uncovered(const std::vector<TimeInterval>& a, const std::vector<TimeInterval>& cover) {
   std::int64_t total = 0;
   std::size_t j = 0;
   for (const auto& [s, e] : a) {
@@ -28,8 +28,8 @@ std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interva
 
 // Union of intervals into `out`. Intervals of one in-order stream arrive sorted by start, so the sort is usually
 // skipped.
-void merged(std::vector<Interval>& v, std::vector<Interval>& out) {
-  if (!std::is_sorted(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.first < b.first; }))
+void merged(std::vector<TimeInterval>& v, std::vector<TimeInterval>& out) {
+  if (!std::is_sorted(v.begin(), v.end(), [](const TimeInterval& a, const TimeInterval& b) { return a.first < b.first; }))
     std::sort(v.begin(), v.end());
   out.clear();
   for (const auto& x : v) {
@@ -39,7 +39,7 @@ void merged(std::vector<Interval>& v, std::vector<Interval>& out) {
   }
 }
 
-std::int64_t length(const std::vector<Interval>& v) {
+std::int64_t length(const std::vector<TimeInterval>& v) {
   std::int64_t t = 0;
   for (const auto& x : v) t += x.second - x.first;
   return t;
@@ -72,11 +72,13 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     const auto id = static_cast<engine::TaskId>(t);
     const TaskInfo& ti = lw.info[g.tag(id)];
     const int s = ti.stage;
-    const Interval iv{tl.start[id], tl.end[id]};
+    const TimeInterval iv{tl.start[id], tl.end[id]};
     StageMetrics& sm = rep.stages[s];
     switch (ti.kind) {
       case TaskKind::Forward:
-      case TaskKind::Backward: {
+      case TaskKind::Backward:
+      case TaskKind::BackwardInput:
+      case TaskKind::BackwardWeight: {
         win_begin = std::min(win_begin, iv.first);
         win_end = std::max(win_end, iv.second);
         pass[s].push_back(iv);

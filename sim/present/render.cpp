@@ -1,4 +1,4 @@
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
 
 #include "sim/core/text.hpp"
 
@@ -6,21 +6,6 @@
 #include <sstream>
 
 namespace parsim {
-
-TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price, double goodput) {
-  TrainEstimate t;
-  t.tokens = tokens;
-  t.goodput = goodput;
-  const double tokens_per_step = static_cast<double>(sc.train.gbs * sc.train.seq);
-  const double wall_s = std::ceil(tokens / tokens_per_step) * r.step_time_s / goodput;
-  t.days = wall_s / 86400.0;
-  t.gpu_hours = wall_s / 3600.0 * sc.plan.world();
-  if (price > 0) {
-    t.cost_usd = t.gpu_hours * price;
-    t.has_cost = true;
-  }
-  return t;
-}
 
 namespace {
 nlohmann::json kinds_json(const PerAxis<double>& v) {
