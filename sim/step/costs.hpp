@@ -53,8 +53,15 @@ struct EdgeWork {
   bool embedding = false, head = false;
 };
 // `vstage` of `vstages` virtual stages; `first_segment`/`last_segment`: whether this segment is the first/last one
-// the pass runs (a backward runs its layers last to first).
-EdgeWork edge_work(int vstage, int vstages, bool forward, bool first_segment, bool last_segment);
+// the pass runs (a backward runs its layers last to first). Inline: the lowering and the memory pre-check call it per
+// pass.
+inline EdgeWork edge_work(int vstage, int vstages, bool forward, bool first_segment, bool last_segment) {
+  // Forward: embedding before the first layer, LM head after the last. Backward: the reverse (head first).
+  EdgeWork e;
+  e.embedding = vstage == 0 && (forward ? first_segment : last_segment);
+  e.head = vstage == vstages - 1 && (forward ? last_segment : first_segment);
+  return e;
+}
 
 // Everything the lowering needs, computed once per scenario from the cost models.
 struct StepCosts {

@@ -13,8 +13,9 @@ double stage_param_count(const StepCosts& k, const Plan& pl, int stage) {
   for (int c = 0; c < pl.vpp; ++c) {
     const int vs = c * pl.pp + stage;
     p += k.layer_params * k.layers_per_chunk[vs];
-    if (vs == 0) p += k.embed_params;
-    if (vs == pl.pp * pl.vpp - 1) p += k.head_params;
+    const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
+    if (e.embedding) p += k.embed_params;
+    if (e.head) p += k.head_params;
   }
   return p;
 }
@@ -206,12 +207,16 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const int P = pl.pp, V = pl.vpp;
   const int M = static_cast<int>(sc.train.micro_batches(pl));
   const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
+  // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
+  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
+  for (int vs = 0; vs < P * V; ++vs)
+    stored_by_vs[vs] =
+        k.layers_per_chunk[vs] * a.per_layer + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
     for (const PipeOp& op : sched[s]) {
-      const int vs = op.chunk * P + s;
-      double stored = k.layers_per_chunk[vs] * a.per_layer + (vs == 0 ? a.embed : 0);
+      const double stored = stored_by_vs[op.chunk * P + s];
       if (op.kind == PipeOp::Forward) {
         cur += stored;
         best = std::max(best, cur);
@@ -220,7 +225,7 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
         if (op.kind != PipeOp::BackwardInput) cur -= stored;
       }
     }
-    if (s == P - 1) best += a.logits;
+    if (s == (P * V - 1) % P) best += a.logits;  // the stage of the last virtual stage, which holds the head
     peak[s] = act[s] = best;
   }
   MemoryReport m;

@@ -5,14 +5,6 @@
 
 namespace parsim {
 
-EdgeWork edge_work(int vstage, int vstages, bool forward, bool first_segment, bool last_segment) {
-  // Forward: embedding before the first layer, LM head after the last. Backward: the reverse (head first).
-  EdgeWork e;
-  e.embedding = vstage == 0 && (forward ? first_segment : last_segment);
-  e.head = vstage == vstages - 1 && (forward ? last_segment : first_segment);
-  return e;
-}
-
 void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
   const Scenario& sc = c.sc;
   const TrainingConfig& tr = sc.train;
