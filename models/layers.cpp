@@ -75,7 +75,8 @@ LayerKind representative_kind(const ModelSpec& m) {
     if (li.ffn != k.ffn)
       throw InputError("model '" + m.name + "' mixes dense and mixture-of-experts layers (layer 0 " + to_string(k.ffn) +
                        ", layer " + std::to_string(i) + " " + to_string(li.ffn) +
-                       "); per-layer figures need the layer kind (ModelSpec::layer)");
+                       "): its work, memory and parameters differ from layer to layer and need the per-layer-kind "
+                       "model (layers are not all alike)");
     if (li.attention != k.attention) mixed_attention = true;
   }
   // Full and Sliding layers share every shape; only the attention core differs. Count all of them as Full.
