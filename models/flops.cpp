@@ -222,6 +222,7 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
   const double e = activation_element_bytes(p), hd = static_cast<double>(h);
   const double hidden_tokens = static_cast<double>(tokens) / (sp ? tp : 1);
   LayerWork w;
+  w.gemms.reserve(k.ffn == FfnKind::MoE ? 8 + 2 * static_cast<std::size_t>(m.experts) : 7);
   double per_hidden_token = (2.0 * m.norm_layers + (m.parallel_attention ? 4.0 : 6.0)) * hd * e +
                             (m.dropout ? 2.0 * hd : 0.0);
   double per_token = 0;

@@ -22,9 +22,18 @@ LayerKind ModelSpec::uniform_kind() const {
   return k;
 }
 
+namespace {
+void check_range(const ModelSpec& m, int first, int last) {
+  if (first >= 0 && first <= last && last <= m.layers) return;  // (no message built on the hot path)
+  throw InputError("layer range [" + std::to_string(first) + ", " + std::to_string(last) + ") is outside the " +
+                   std::to_string(m.layers) + " layers of model '" + m.name + "'");
+}
+}  // namespace
+
 LayerKind ModelSpec::layer(int i) const {
-  require(i >= 0 && i < layers, "layer index " + std::to_string(i) + " is outside the " + std::to_string(layers) +
-                                    " layers of model '" + name + "'");
+  if (i < 0 || i >= layers)
+    throw InputError("layer index " + std::to_string(i) + " is outside the " + std::to_string(layers) +
+                     " layers of model '" + name + "'");
   if (layer_kinds.empty()) return uniform_kind();
   return layer_kinds[static_cast<std::size_t>(i)];
 }
@@ -37,9 +46,7 @@ bool ModelSpec::uniform_layers() const {
 
 int ModelSpec::count_layers(LayerKind k, int first, int last) const {
   if (last < 0) last = layers;
-  require(first >= 0 && first <= last && last <= layers,
-          "layer range [" + std::to_string(first) + ", " + std::to_string(last) + ") is outside the " +
-              std::to_string(layers) + " layers of model '" + name + "'");
+  check_range(*this, first, last);
   if (layer_kinds.empty()) return k == uniform_kind() ? last - first : 0;
   int n = 0;
   for (int i = first; i < last; ++i) n += layer_kinds[static_cast<std::size_t>(i)] == k ? 1 : 0;
@@ -48,12 +55,14 @@ int ModelSpec::count_layers(LayerKind k, int first, int last) const {
 
 std::vector<std::pair<LayerKind, int>> ModelSpec::layer_kind_counts(int first, int last) const {
   if (last < 0) last = layers;
-  require(first >= 0 && first <= last && last <= layers,
-          "layer range [" + std::to_string(first) + ", " + std::to_string(last) + ") is outside the " +
-              std::to_string(layers) + " layers of model '" + name + "'");
+  check_range(*this, first, last);
   std::vector<std::pair<LayerKind, int>> out;
+  if (layer_kinds.empty()) {
+    if (last > first) out.emplace_back(uniform_kind(), last - first);
+    return out;
+  }
   for (int i = first; i < last; ++i) {
-    const LayerKind k = layer(i);
+    const LayerKind k = layer_kinds[static_cast<std::size_t>(i)];
     bool found = false;
     for (auto& [kind, n] : out) {
       if (kind == k) {
@@ -68,7 +77,8 @@ std::vector<std::pair<LayerKind, int>> ModelSpec::layer_kind_counts(int first, i
 }
 
 LayerKind representative_kind(const ModelSpec& m) {
-  LayerKind k = m.layers > 0 ? m.layer(0) : m.uniform_kind();
+  if (m.layer_kinds.empty()) return m.uniform_kind();
+  LayerKind k = m.layer(0);
   bool mixed_attention = false;
   for (int i = 1; i < m.layers; ++i) {
     const LayerKind li = m.layer(i);

@@ -149,6 +149,15 @@ void set_layer_kinds(ModelSpec& m, std::vector<LayerKind> kinds) {
   m.layer_kinds = std::move(kinds);
 }
 
+// Per-layer vectors are allocated only for a sane layer count (a typo like 10^9 layers must be an InputError, not
+// gigabytes of layer kinds); validate_model bounds the parameters.
+constexpr int kMaxLayers = 100000;
+void require_layer_count(int layers, const std::string& ctx) {
+  if (layers > kMaxLayers)
+    throw InputError(ctx + ": " + std::to_string(layers) + " layers is beyond what parsim models (at most " +
+                     std::to_string(kMaxLayers) + ")");
+}
+
 // The per-layer kinds from an FFN placement (is_moe[i]) and an attention placement (sliding[i]).
 void place_layers(ModelSpec& m, const std::vector<bool>& moe, const std::vector<bool>& sliding) {
   std::vector<LayerKind> kinds(static_cast<std::size_t>(m.layers));
@@ -215,6 +224,7 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
   }
   m.mtp_layers = narrow_int(o.opt_int("mtp_layers", 0), ctx, "mtp_layers");
   if (m.layers < 1) return;  // validate_model reports it
+  require_layer_count(m.layers, ctx);
   std::vector<bool> moe(static_cast<std::size_t>(m.layers), m.experts > 0);
   const std::int64_t first_dense = o.opt_int("first_dense_layers", 0);
   if (first_dense < 0 || first_dense > m.layers)
@@ -539,6 +549,8 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
                      const std::string& ctx) {
   const HfFamily fam = kind.family;
   m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
+  if (m.layers < 1) throw InputError(ctx + ": num_hidden_layers must be a positive integer, got " + std::to_string(m.layers));
+  require_layer_count(m.layers, ctx);
   m.hidden = o.req_int("hidden_size");
   m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
   m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");

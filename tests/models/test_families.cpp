@@ -344,6 +344,9 @@ TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the valu
   CHECK(contains(e, "layer type 'linear_attention' of layer 0 is not supported"));
   e = error_of(kData + "bad/hf_mla_missing_rank.json");
   CHECK(contains(e, "missing required key 'kv_lora_rank'"));
+  // 10^9 layers: refused before any per-layer list is built.
+  e = error_of(kData + "bad/hf_huge_layers.json");
+  CHECK(contains(e, "1000000000 layers is beyond what parsim models (at most 100000)"));
   // An MoE key in a dense family's config is still an error: it could change the model's size.
   e = error_of(kData + "bad/hf_qwen3_moe_key.json");
   CHECK(contains(e, "unknown key 'num_experts'"));
