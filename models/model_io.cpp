@@ -11,7 +11,8 @@
 //   `dense_layers`, `expert_groups` / `expert_groups_per_token`, `mtp_layers`; `attention: "gqa" | "mla"` with the
 //   MLA ranks `q_lora_rank` (0 or null: no query compression), `kv_lora_rank`, `qk_nope_head_dim`,
 //   `qk_rope_head_dim`, `v_head_dim`; `sliding_window` with `sliding_layers` ("all", "even", "odd" or a list of layer
-//   indices); `qk_norm` ("none", "head", "full"), `parallel_attention`, `rotary_fraction`. MoE or MLA detail keys
+//   indices); `qk_norm` ("none", "head", "full"), `parallel_attention`, `rotary_fraction`, `attention_sinks`,
+//   `router_bias` (with `"bias": true` every linear layer, experts included, has a bias: GPT-OSS). MoE or MLA detail keys
 //   without `experts` / `attention: "mla"` are errors.
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
@@ -178,6 +179,7 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
   else if (qk == "full") m.qk_norm = QkNorm::Full;
   else throw InputError(ctx + ": qk_norm '" + qk + "' is not valid (choose none, head or full)");
   m.parallel_attention = o.opt_bool("parallel_attention", false);
+  m.attention_sinks = o.opt_bool("attention_sinks", false);
   m.rotary_fraction = o.opt_num("rotary_fraction", 1.0);
   if (!(m.rotary_fraction > 0.0 && m.rotary_fraction <= 1.0))
     throw InputError(ctx + ": rotary_fraction " + fmt_num(m.rotary_fraction, 3) + " is not valid (a fraction in (0, 1])");
@@ -209,7 +211,7 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
   // Mixture of experts.
   static const char* kMoeKeys[] = {"experts_per_token", "expert_ffn_hidden", "shared_experts",
                                    "shared_expert_ffn_hidden", "first_dense_layers", "dense_layers", "expert_groups",
-                                   "expert_groups_per_token"};
+                                   "expert_groups_per_token", "router_bias"};
   if (o.has("experts")) {
     m.experts = narrow_int(o.req_int("experts"), ctx, "experts");
     m.experts_per_token = narrow_int(o.req_int("experts_per_token"), ctx, "experts_per_token");
@@ -218,6 +220,7 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
     m.shared_expert_ffn_hidden = o.opt_int("shared_expert_ffn_hidden", 0);
     m.expert_groups = narrow_int(o.opt_int("expert_groups", 0), ctx, "expert_groups");
     m.expert_groups_per_token = narrow_int(o.opt_int("expert_groups_per_token", 0), ctx, "expert_groups_per_token");
+    m.router_bias = o.opt_bool("router_bias", false);
   } else {
     for (const char* k : kMoeKeys)
       if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs 'experts' (the routed experts per MoE layer)");

@@ -206,6 +206,10 @@ TEST_CASE("GPT-OSS-120b: alternating 128-token windows, sinks, biased experts; 1
   CHECK(c.total == 116'829'156'672);
   CHECK(rounds_to(c.total, 116.83e9, 0.01e9));
   CHECK(rounds_to(c.active - c.embedding, 5.13e9, 0.01e9));
+  // parsim's schema: "bias": true (attention and expert biases), "attention_sinks", "router_bias", even windows.
+  const ModelSpec twin = load("gpt_oss_120b_parsim.json");
+  CHECK(count_params(twin).total == c.total);
+  CHECK(twin.layer_kinds == m.layer_kinds);
 }
 
 TEST_CASE("OLMoE-1B-7B: 64 experts of 1024, full-projection q/k norms; 6.92 B total, 1.28 B active") {
