@@ -70,11 +70,6 @@ void append(OptionTable<T>& to, const OptionTable<T>& rows) {
   to.insert(to.end(), rows.begin(), rows.end());
 }
 
-// "scenario" first (a file of scenario options), then the rest in the order given: flags override the file.
-void scenario_first(std::vector<OptionValue>& values) {
-  std::stable_partition(values.begin(), values.end(), [](const OptionValue& v) { return v.key == "scenario"; });
-}
-
 template <class T>
 Option<T> scenario_file_row(ScenarioInput T::*m) {
   return text<T>(
@@ -94,7 +89,8 @@ Option<T> scenario_file_row(ScenarioInput T::*m) {
       [](const T&) -> std::optional<std::string> { return std::nullopt; });
 }
 
-// The values of the scenario rows only (for apply_scenario_options, which checks contradictory pairs).
+// Applies a request's values: the "scenario" file first, then the scenario options (after rejecting contradictory
+// pairs), then the rest — so flags given with --scenario override the file.
 template <class T>
 void apply_request(const OptionTable<T>& table, const std::vector<OptionValue>& values, T& req,
                    ScenarioInput* scenario) {
@@ -142,7 +138,6 @@ const OptionTable<PredictRequest>& predict_options() {
 }
 
 PredictRequest predict_request(std::vector<OptionValue> values) {
-  scenario_first(values);
   PredictRequest r;
   apply_request(predict_options(), values, r, &r.scenario);
   check_train_run(r.run);
@@ -532,7 +527,6 @@ const OptionTable<ValidateRequest>& validate_options() {
 }
 
 ValidateRequest validate_request(std::vector<OptionValue> values) {
-  scenario_first(values);
   ValidateRequest r;
   apply_request(validate_options(), values, r, &r.scenario);
   if (r.profiles.empty()) throw InputError("--profile is required (the Kineto trace files of the run)");

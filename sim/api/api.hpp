@@ -45,7 +45,7 @@ struct PredictRequest {
   std::string format = "table";  // command line only: table | json
 };
 const OptionTable<PredictRequest>& predict_options();
-// Applies the values ("scenario" first, then the rest in order) and checks what spans several options.
+// Applies the values (a "scenario" file first, the flags over it) and checks what spans several options.
 PredictRequest predict_request(std::vector<OptionValue> values);
 struct Prediction {
   Scenario scenario;
