@@ -119,9 +119,12 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
                            (pl.vpp > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
                            std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
         std::snprintf(args, sizeof args,
-                      R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f)",
+                      R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f%s)",
                       ti.microbatch, ti.chunk, ti.layer_begin, ti.layer_end - 1, tc.compute_s * 1e3,
-                      tc.tp_s * 1e3, tc.tp_exposed_s * 1e3, tc.cp_s * 1e3, tc.cp_exposed_s * 1e3);
+                      tc.tp_s * 1e3, tc.tp_exposed_s * 1e3, tc.cp_s * 1e3, tc.cp_exposed_s * 1e3,
+                      tc.ep_s > 0 ? (",\"ep_ms\":" + std::to_string(tc.ep_s * 1e3) + ",\"ep_exposed_ms\":" +
+                                     std::to_string(tc.ep_exposed_s * 1e3)).c_str()
+                                  : "");
         w.x(s, kCompute, ts, dur, name, args);
         const PassCost& per = k.layer[pk];
         const int layers = ti.layer_end - ti.layer_begin;
@@ -161,8 +164,12 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
                     sc.train.sp ? "TP all-gather/reduce-scatter" : "TP all-reduce", args);
               c += per.tp_exposed_s * 1e9 * ns_scale;
             }
-            if (per.cp_exposed_s > 0)
+            if (per.cp_exposed_s > 0) {
               child(track(Axis::cp), c, per.cp_exposed_s * 1e9 * ns_scale, "CP ring K/V exchange", "");
+              c += per.cp_exposed_s * 1e9 * ns_scale;
+            }
+            if (per.ep_exposed_s > 0)
+              child(track(Axis::ep), c, per.ep_exposed_s * 1e9 * ns_scale, "EP all-to-all", "");
             pos += d;
           }
           if (fwd) edge(has_head, k.head[pk], "lm head + loss");

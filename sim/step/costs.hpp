@@ -20,7 +20,8 @@ struct PassCost {
   double compute_s = 0;
   double tp_s = 0, tp_exposed_s = 0;
   double cp_s = 0, cp_exposed_s = 0;
-  double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s; }
+  double ep_s = 0, ep_exposed_s = 0;  // expert-parallel all-to-all inside MoE layers (0 until they are simulated)
+  double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s; }
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
   PassCost scaled(double k) const;

@@ -86,11 +86,13 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
         const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
         const PassCost& pc = lw.cost(ti);
-        sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s);
+        sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s - pc.ep_exposed_s);
         sm.comm_by_kind_s[Axis::tp] += pc.tp_s;
         sm.exposed_by_kind_s[Axis::tp] += pc.tp_exposed_s;
         sm.comm_by_kind_s[Axis::cp] += pc.cp_s;
         sm.exposed_by_kind_s[Axis::cp] += pc.cp_exposed_s;
+        sm.comm_by_kind_s[Axis::ep] += pc.ep_s;
+        sm.exposed_by_kind_s[Axis::ep] += pc.ep_exposed_s;
         break;
       }
       case TaskKind::Optimizer:

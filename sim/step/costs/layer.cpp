@@ -15,6 +15,8 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   tp_exposed_s += o.tp_exposed_s;
   cp_s += o.cp_s;
   cp_exposed_s += o.cp_exposed_s;
+  ep_s += o.ep_s;
+  ep_exposed_s += o.ep_exposed_s;
   return *this;
 }
 
@@ -25,6 +27,8 @@ PassCost PassCost::operator-(const PassCost& o) const {
   p.tp_exposed_s -= o.tp_exposed_s;
   p.cp_s -= o.cp_s;
   p.cp_exposed_s -= o.cp_exposed_s;
+  p.ep_s -= o.ep_s;
+  p.ep_exposed_s -= o.ep_exposed_s;
   return p;
 }
 
@@ -35,6 +39,8 @@ PassCost PassCost::scaled(double k) const {
   p.tp_exposed_s *= k;
   p.cp_s *= k;
   p.cp_exposed_s *= k;
+  p.ep_s *= k;
+  p.ep_exposed_s *= k;
   return p;
 }
 
