@@ -66,9 +66,23 @@ std::string to_string(CollAlgo a) {
     case CollAlgo::Hierarchical: return "hierarchical";
     case CollAlgo::NVLS: return "nvls";
     case CollAlgo::Direct: return "direct";
+    case CollAlgo::NVLSTree: return "nvls_tree";
+    case CollAlgo::CollNet: return "collnet";
+    case CollAlgo::PAT: return "pat";
   }
   return "?";
 }
+
+std::string to_string(CollProtocol p) {
+  switch (p) {
+    case CollProtocol::LL: return "LL";
+    case CollProtocol::LL128: return "LL128";
+    case CollProtocol::Simple: return "Simple";
+  }
+  return "?";
+}
+
+double collective_nic_bytes(const Hardware&, Collective, double, const GroupShape&) { return 0; }
 
 double bus_factor(Collective c, int n) {
   if (n < 1) throw InputError("collective group size must be ≥ 1, got " + std::to_string(n));
@@ -161,7 +175,7 @@ double run(const Ctx& x, CollAlgo a) {
     case CollAlgo::Hierarchical: return hierarchical(x);
     case CollAlgo::NVLS: return nvls(x);
     case CollAlgo::Direct: return direct(x);
-    case CollAlgo::Auto: break;
+    default: break;
   }
   return kNone;
 }
@@ -198,32 +212,32 @@ CollectiveCost collective_time(const Hardware& hw, Collective c, double bytes, c
                      std::to_string(g.per_node) + " × nodes " + std::to_string(g.nodes) + ", concurrent_per_node " +
                      std::to_string(g.concurrent_per_node) + " is not valid on " + std::to_string(nd.gpus_per_node) +
                      "-GPU nodes (need size = per_node × nodes, 1 ≤ per_node, concurrent_per_node ≤ gpus_per_node)");
-  if (g.size == 1) return {0.0, algo == CollAlgo::Auto ? CollAlgo::Ring : algo};
+  if (g.size == 1) return {0.0, algo == CollAlgo::Auto ? CollAlgo::Ring : algo, CollProtocol::Simple, 0, 0, 0, 0};
 
   Ctx x{};
   x.c = c;
   x.S = bytes;
   x.n = g.size, x.p = g.per_node, x.N = g.nodes;
-  x.mesh = nd.topology == IntraTopology::FullMesh;
-  x.ai = nd.intra.latency_s, x.ae = nd.inter.latency_s;
-  const double intra_eff = nd.intra.bw_Bps_unidir * nd.intra.efficiency;
-  x.Bl = x.mesh ? intra_eff / nd.links_per_gpu : intra_eff;
+  x.mesh = nd.intra().topology == IntraTopology::FullMesh;
+  x.ai = nd.intra().latency_s, x.ae = nd.scale_out() ? nd.inter().latency_s : 0;
+  const double intra_eff = nd.intra().bw_Bps_unidir * nd.intra().efficiency;
+  x.Bl = x.mesh ? intra_eff / nd.intra().links_per_gpu : intra_eff;
   x.Bi = x.mesh ? x.Bl : intra_eff;
   x.Ball = x.mesh ? (x.p - 1) * x.Bl : intra_eff;
-  x.Be = nic_share_Bps(nd, std::max(g.concurrent_per_node, g.per_node)) * nd.inter.efficiency;
-  x.nvls_hw = nd.nvls && !x.mesh;
-  x.nvls_ok = x.nvls_hw && g.per_node >= nd.nvls_min_gpus;
-  x.Bn = nd.intra.bw_Bps_unidir * x.p / (x.p + 1) * nd.nvls_efficiency;
-  x.nvls_lat = nd.nvls_latency_s;
+  x.Be = nd.scale_out() ? nic_share_Bps(nd, std::max(g.concurrent_per_node, g.per_node)) * nd.inter().efficiency : 1e-30;
+  x.nvls_hw = nd.intra().nvls && !x.mesh;
+  x.nvls_ok = x.nvls_hw && g.per_node >= nd.intra().nvls_min_gpus;
+  x.Bn = nd.intra().bw_Bps_unidir * x.p / (x.p + 1) * nd.intra().nvls_efficiency;
+  x.nvls_lat = 25e-6;
 
   if (algo != CollAlgo::Auto) {
     const double t = run(x, algo);
-    if (t < kNone) return {t, algo};
+    if (t < kNone) return {t, algo, CollProtocol::Simple, 0, 0, 0, 0};
   }
-  CollectiveCost best{kNone, CollAlgo::Ring};
+  CollectiveCost best{kNone, CollAlgo::Ring, CollProtocol::Simple, 0, 0, 0, 0};
   for (CollAlgo a : auto_candidates(x)) {
     const double t = run(x, a);
-    if (t < best.time_s) best = {t, a};
+    if (t < best.time_s) best = {t, a, CollProtocol::Simple, 0, 0, 0, 0};
   }
   return best;
 }
