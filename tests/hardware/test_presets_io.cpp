@@ -55,9 +55,10 @@ void leaves(const nlohmann::json& j, const std::string& prefix, std::vector<std:
 
 }  // namespace
 
-TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
+TEST_CASE("presets: the ten GPUs with their datasheet and measured numbers") {
   // Canonical names in the CLI contract (docs/cli.md), one file each in hardware/presets/, listed alphabetically.
-  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "h100", "h200", "mi300x"});
+  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "b300", "gb200", "h100",
+                                                            "h200", "mi300x", "mi325x", "mi355x"});
 
   const Hardware h100 = resolve_hardware("h100");
   // Dense bf16 989.4 TFLOP/s, fp8 1,978.9 (domain notes §8).
@@ -100,6 +101,33 @@ TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
   CHECK(h200.gpu.compute.num_sms == 132);
   CHECK(h200.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(139.8));
   CHECK(h200.gpu.hbm_bandwidth_Bps == doctest::Approx(4.8e12));
+
+  // The presets built on another ("base") keep what they do not state and state, with sources, what differs.
+  // B300: measured bf16 MAMF 1,769 of 2,250 (hardware/data/matmul_ceiling.csv); 8 × ConnectX-8 800 Gb/s = 100 GB/s
+  // per GPU; NVLink and NVLS as B200.
+  const Hardware b300 = resolve_hardware("b300");
+  CHECK(b300.gpu.compute.gemm_ceiling == doctest::Approx(1769.0 / 2250.0));
+  CHECK(b300.node.inter().bw_Bps_unidir == doctest::Approx(8 * 800e9 / 8 / 8));
+  CHECK(b300.node.intra().bw_Bps_unidir == doctest::Approx(900e9));
+  // GB200 NVL72: the NVLink domain is the node (72 GPUs, NVLS), one 400 Gb/s NIC per GPU = 50 GB/s; Grace hosts.
+  const Hardware gb = resolve_hardware("gb200");
+  CHECK(gb.node.gpus_per_node == 72);
+  CHECK(gb.node.intra().nvls);
+  CHECK(gb.node.inter().bw_Bps_unidir == doctest::Approx(72 * 400e9 / 8 / 72));
+  CHECK(gb.node.cpu == CpuVendor::Arm);
+  CHECK(gb.gpu.peak_bf16 == doctest::Approx(2500e12));
+  // MI325X: MI300X's compute die (1,307.4 dense bf16), 256 GB HBM3E at 6 TB/s, MAMF 784.9.
+  const Hardware m325 = resolve_hardware("mi325x");
+  CHECK(m325.gpu.peak_bf16 == doctest::Approx(1307.4e12));
+  CHECK(m325.gpu.hbm_bandwidth_Bps == doctest::Approx(6e12));
+  CHECK(m325.gpu.compute.gemm_ceiling == doctest::Approx(784.9 / 1307.4));
+  CHECK(m325.node.intra().topology == IntraTopology::FullMesh);
+  // MI355X: CDNA 4, 256 CUs, 2,516.6 dense bf16, MAMF 1,565; 7 Infinity Fabric links × 76.8 GB/s per direction.
+  const Hardware m355 = resolve_hardware("mi355x");
+  CHECK(m355.gpu.arch == GpuArch::CDNA4);
+  CHECK(m355.gpu.compute.num_sms == 256);
+  CHECK(m355.gpu.compute.gemm_ceiling == doctest::Approx(1565.0 / 2516.6));
+  CHECK(m355.node.intra().bw_Bps_unidir == doctest::Approx(537.6e9));
 }
 
 TEST_CASE("presets: every number carries its source") {
