@@ -263,6 +263,7 @@ double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t) {
   if (t.bucket_bytes > 0) return t.bucket_bytes;
   if (resolved_stack(p, t) == Stack::Megatron)
     return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p, t);
+  if (p.sharding == Sharding::Zero2) return 5e8 * param_wire_bytes(t);  // DeepSpeed: 5e8-element buckets (domain-notes §4)
   return 25e6;
 }
 
