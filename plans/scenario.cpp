@@ -19,10 +19,15 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
     t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
     t.tp_comm_overlap_auto = false;
   }
-  if (t.bucket_bytes <= 0)
-    t.bucket_bytes = t.stack == Stack::Megatron
-                         ? std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p.sharding, t.precision)
-                         : 25e6;
+  if (t.bucket_bytes <= 0) {
+    const ShardingTraits& sh = sharding_traits(p.sharding);
+    if (t.stack == Stack::Megatron)
+      t.bucket_bytes = std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p.sharding, t.precision);
+    else if (sh.bucket_elements > 0)  // DeepSpeed ZeRO-2: 5e8-element reduce/all-gather buckets (domain-notes §4)
+      t.bucket_bytes = sh.bucket_elements * param_wire_bytes(t.precision);
+    else
+      t.bucket_bytes = 25e6;
+  }
   return t;
 }
 
@@ -135,7 +140,7 @@ OptionTable<In> build_table() {
       [](const In& x) -> std::optional<std::string> { return to_string(x.train.stack); }, P | S));
   t.push_back(number<In>(
       "bucket_mb", "--bucket-mb", "gradient bucket size (1 MB = 1e6 bytes)", "MB",
-      "the stack's: Megatron max(40M, 1M·dp·cp) elements, PyTorch DDP 25 MB",
+      "the stack's: Megatron max(40M, 1M·dp·cp) elements, DeepSpeed ZeRO-2 5e8 elements, PyTorch DDP 25 MB",
       [](In& x, double v) { x.train.bucket_bytes = v * 1e6; },
       [](const In& x) -> std::optional<double> {
         if (x.train.bucket_bytes <= 0) return std::nullopt;

@@ -44,7 +44,9 @@ struct ScenarioInput {
 //                      zero2/zero3/fsdp/hsdp → PyTorch);
 //   tp_comm_overlap  → on for Megatron with sp and tp > 1 (NeMo's performance recipes enable TE userbuffers there);
 //   bucket_bytes 0   → Megatron-Core max(40M, 1M × DP×CP size) elements of the gradient wire type
-//                      (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
+//                      (distributed_data_parallel_config.py bucket_size); off Megatron the scheme's framework
+//                      bucket (ShardingTraits::bucket_elements: DeepSpeed ZeRO-2 5e8 elements) or PyTorch DDP 25 MB
+//                      (bucket_cap_mb).
 // Idempotent: a resolved config comes back unchanged. Throws InputError for values default_gbs rejects.
 TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfig t);
 // True when no field holds an "auto" value (what the simulator requires; Evaluator resolves a copy otherwise).

@@ -46,22 +46,22 @@ const std::vector<ShardingTraits>& table() {
   static const std::vector<ShardingTraits> t = {
       {Sharding::None, "zero0", false, "Megatron-LM / Megatron-Core DDP (PyTorch DDP semantics)", false, false, false,
        false, Stack::Megatron, C::AllReduce, GradSync::LastMicrobatch, ParamGather::None, false,
-       DataParallelLowering::BucketedOnce, true, true, false, ddp_bytes},
+       DataParallelLowering::BucketedOnce, true, 0, true, false, ddp_bytes},
       {Sharding::Zero1, "zero1", false, "Megatron-Core distributed optimizer", true, false, false, false,
        Stack::Megatron, C::ReduceScatter, GradSync::LastMicrobatch, ParamGather::AfterStep, true,
-       DataParallelLowering::BucketedOnce, true, true, false, zero1_bytes},
+       DataParallelLowering::BucketedOnce, true, 0, true, false, zero1_bytes},
       {Sharding::Zero2, "zero2", false, "DeepSpeed ZeRO-2", true, true, false, false, Stack::PyTorch,
        C::ReduceScatter, GradSync::EveryMicrobatch, ParamGather::AfterStep, false,
-       DataParallelLowering::ReduceScatterEachMicrobatch, false, false, true, zero2_bytes},
+       DataParallelLowering::ReduceScatterEachMicrobatch, false, 5e8, false, true, zero2_bytes},
       {Sharding::Zero3, "zero3", false, "DeepSpeed ZeRO-3", true, true, true, false, Stack::PyTorch,
        C::ReduceScatter, GradSync::EveryMicrobatch, ParamGather::PerLayer, false, DataParallelLowering::ShardedParameters,
-       false, false, true, zero3_bytes},
+       false, 0, false, true, zero3_bytes},
       {Sharding::FSDP, "fsdp", false, "PyTorch FSDP FULL_SHARD", true, true, true, false, Stack::PyTorch,
        C::ReduceScatter, GradSync::EveryMicrobatch, ParamGather::PerLayer, false, DataParallelLowering::ShardedParameters,
-       false, false, false, fsdp_bytes},
+       false, 0, false, false, fsdp_bytes},
       {Sharding::HSDP, "hsdp", true, "PyTorch FSDP HYBRID_SHARD", true, true, true, true, Stack::PyTorch,
        C::ReduceScatter, GradSync::EveryMicrobatch, ParamGather::PerLayer, false, DataParallelLowering::ShardedParameters,
-       false, false, false, fsdp_bytes},
+       false, 0, false, false, fsdp_bytes},
   };
   return t;
 }

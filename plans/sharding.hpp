@@ -62,6 +62,8 @@ struct ShardingTraits {
                                       // (Megatron --overlap-param-gather; TrainingConfig::overlap_param_gather)
   DataParallelLowering lowering;
   bool fp32_grad_wire;         // gradients reduced as fp32 main grads (Megatron), else 16-bit (DeepSpeed, FSDP)
+  double bucket_elements;      // the framework's own gradient-bucket size off the Megatron stack, in elements (0: the
+                               // PyTorch DDP 25 MB default; resolve_training)
   bool in_sweep_with_pp;       // the sweep combines it with pp > 1 by default (Megatron-Core does for zero0/zero1)
   bool framework_refuses_pp;   // the framework refuses it with pipeline parallelism (DeepSpeed ZeRO-2/3): a warning
   // Model-state bytes per parameter held on one rank at sharding degree n (domain-notes §4).

@@ -61,6 +61,8 @@ TEST_CASE("resolve_training: every auto value, derived") {
   CHECK(f.stack == Stack::PyTorch);
   CHECK(f.bucket_bytes == 25e6);
   CHECK_FALSE(f.tp_comm_overlap);
+  // zero2 → DeepSpeed's 5e8-element buckets (domain-notes §4) of 2-byte elements = 1 GB.
+  CHECK(resolve_training(parse_plan("tp8dp8zero2"), m, ScenarioInput::input_defaults()).bucket_bytes == 1e9);
   // Explicit values are kept.
   in.stack = Stack::PyTorch;
   in.bucket_bytes = 1e6;
