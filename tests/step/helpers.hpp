@@ -25,14 +25,14 @@ inline Hardware free_network(Hardware hw) { return with_free_network(hw); }
 
 inline Scenario scenario(const std::string& model, const std::string& plan, const std::string& gpu = "h100",
                          std::int64_t gbs = 0, std::int64_t mbs = 1, std::int64_t seq = 0) {
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = model;
   a.plan = plan;
   a.gpu = gpu;
-  a.gbs = gbs;
-  a.mbs = mbs;
-  a.seq = seq;
-  return make_scenario(a);
+  a.train.gbs = gbs;
+  a.train.mbs = mbs;
+  a.train.seq = seq;
+  return resolve_scenario(a);
 }
 
 }  // namespace parsim::testing

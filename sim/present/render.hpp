@@ -1,4 +1,4 @@
-// parsim sim/step — rendering a StepReport: JSON (the contract's keys), a table for people, a Chrome/Perfetto trace.
+// parsim sim/present — rendering a StepReport: JSON (the contract's keys), a table for people, a Chrome/Perfetto trace.
 #pragma once
 #include "sim/step/evaluate.hpp"
 
@@ -8,18 +8,6 @@
 #include <string>
 
 namespace parsim {
-
-// Time-to-train and cost of a whole run (--tokens, --price-per-gpu-hour, --goodput).
-struct TrainEstimate {
-  double tokens = 0;
-  double goodput = 1;      // fraction of wall-clock time spent training (checkpoints, restarts, failures excluded)
-  double days = 0;
-  double gpu_hours = 0;
-  double cost_usd = 0;
-  bool has_cost = false;
-};
-TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price_per_gpu_hour,
-                             double goodput);
 
 nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train);
 std::string report_to_table(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train);

@@ -2,7 +2,7 @@
 // activations of in-flight micro-batches, gathered ZeRO-3/FSDP parameters, gradient buckets, logits — from allocation
 // events along the simulated timeline. Sources: domain-notes §3–4 (Korthikanti et al. 2022 §4; Megatron
 // dist_optimizer.md; ZeRO (Rajbhandari et al. 2020) §5; PyTorch FSDP ShardingStrategy).
-#include "sim/step/lower.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <algorithm>
 
@@ -13,8 +13,9 @@ double stage_param_count(const StepCosts& k, const Plan& pl, int stage) {
   for (int c = 0; c < pl.vpp; ++c) {
     const int vs = c * pl.pp + stage;
     p += k.layer_params * k.layers_per_chunk[vs];
-    if (vs == 0) p += k.embed_params;
-    if (vs == pl.pp * pl.vpp - 1) p += k.head_params;
+    const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
+    if (e.embedding) p += k.embed_params;
+    if (e.head) p += k.head_params;
   }
   return p;
 }
@@ -45,38 +46,14 @@ ChunkActs chunk_acts(const Scenario& sc) {
   return a;
 }
 
-bool gathers_params(Sharding s) { return s == Sharding::Zero3 || s == Sharding::FSDP || s == Sharding::HSDP; }
-
 }  // namespace
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
   const double psi = stage_param_count(k, sc.plan, stage);
   const double n = std::max(1, k.shard_degree);
-  double w = 2, g = 4, o = 12;  // Megatron DDP, bf16: 18 B/param (domain-notes §4)
-  const Precision p = sc.train.precision;
-  if (p == Precision::FP32) {
-    w = 4, g = 4, o = 8;  // fp32 weights, grads, Adam m and v
-  } else if (p == Precision::FP16) {
-    w = 2, g = 2, o = 16;  // Megatron fp16: fp16 grads, fp32 master + m + v + fp32 grad copy (20 B)
-  }
-  switch (sc.plan.sharding) {
-    case Sharding::None: break;
-    case Sharding::Zero1: o /= n; break;  // Megatron distributed optimizer: 6 + 12/N
-    case Sharding::Zero2:                 // DeepSpeed ZeRO-2: 2 + (2 + 12)/N
-      g = (p == Precision::FP32 ? 4 : 2) / n;
-      o /= n;
-      break;
-    case Sharding::Zero3:  // DeepSpeed ZeRO-3: (2 + 2 + 12)/N
-      w /= n;
-      g = (p == Precision::FP32 ? 4 : 2) / n;
-      o /= n;
-      break;
-    case Sharding::FSDP:
-    case Sharding::HSDP:  // FSDP FULL_SHARD with bf16 MixedPrecision: fp32 shard 4/N + grads 4/N + Adam 8/N = 16/N
-      w = 4 / n, g = 4 / n, o = 8 / n;
-      break;
-  }
-  return StaticMemory{w * psi, g * psi, o * psi};
+  // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
+  const StateBytes b = sharding_traits(sc.plan.sharding).state_bytes(sc.train.precision, n);
+  return StaticMemory{b.weights * psi, b.grads * psi, b.optimizer * psi};
 }
 
 // What a real process holds beyond its live tensors (estimates; documented in the README):
@@ -89,7 +66,7 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
 //    tensors predicted on a 39.4 GiB device, which bounds context + NCCL + fragmentation to ≈ 4 GiB there.
 double overhead_bytes(const Scenario& sc, double allocated_bytes) {
   int comms = 0;
-  for (int d : {sc.plan.tp, sc.plan.cp, sc.plan.pp, sc.plan.dp}) comms += d > 1 ? 1 : 0;
+  for (Axis a : kAxes) comms += sc.plan.degree(a) > 1 ? 1 : 0;  // one communicator per axis in use
   return 0.5 * kGiB + 0.25 * kGiB * comms + 0.05 * allocated_bytes;
 }
 
@@ -132,15 +109,15 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
                      std::vector<MemorySample>* counter) {
   const Plan& pl = sc.plan;
   const ChunkActs a = chunk_acts(sc);
-  const int P = pl.pp, V = pl.vpp;
+  const int P = pl.pp;
   const Lowered& lw = ex.lowered;
   const auto& tl = ex.timeline;
   Scratch& sc_buf = ex.scratch;
   auto& ev = sc_buf.events;
   ev.resize(P);
   for (auto& v : ev) v.clear();
-  const bool gather = gathers_params(pl.sharding) && k.dp_group.size > 1;
-  const double pwb = param_wire_bytes(sc.train);
+  const bool gather = sharding_traits(pl.sharding).param_gather == ParamGather::PerLayer && k.dp_group.size > 1;
+  const double pwb = param_wire_bytes(sc.train.precision);
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
   // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
   // gathered-parameter allocations happen at their all-gather's start and go to a second list, also in time order
@@ -151,12 +128,10 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   for (std::size_t t = 0; t < lw.graph.num_tasks(); ++t) {
     const auto id = static_cast<engine::TaskId>(t);
     const TaskInfo& ti = lw.info[lw.graph.tag(id)];
-    if (ti.kind != TaskKind::Forward && ti.kind != TaskKind::Backward) continue;
+    if (!is_pass(ti.kind)) continue;
     const int s = ti.stage;
-    const int vs = ti.chunk * P + s;
     const int layers = ti.layer_end - ti.layer_begin;
-    const bool has_embed = vs == 0 && ti.layer_begin == 0;
-    const bool has_head = vs == P * V - 1 && ti.layer_end == sc.model.layers;
+    const bool has_embed = ti.edges & kEdgeEmbedding, has_head = ti.edges & kEdgeHead;  // placed by the lowering
     const double stored = layers * a.per_layer + (has_embed ? a.embed : 0.0);
     // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
     // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
@@ -164,9 +139,15 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     const double gathered = gather ? (layers * k.layer_params + (has_embed ? k.embed_params : 0) +
                                       (has_head ? k.head_params : 0)) * pwb
                                    : 0.0;
+    // A split backward: B (input gradient) holds the working set and the gathered parameters and ends the logits;
+    // W (weight gradient) holds the unsharded gradients and frees the stored activations (Qi et al. 2024 §2: the
+    // layer inputs stay until W).
     const bool fwd = ti.kind == TaskKind::Forward;
+    const bool reads_params = ti.kind != TaskKind::BackwardWeight;
+    const bool makes_grads = ends_backward(ti.kind);
+    const bool working = ti.kind == TaskKind::Backward || ti.kind == TaskKind::BackwardInput;
     auto& e = ev[s];
-    if (gather) {
+    if (gather && reads_params) {
       if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
       else e.push_back({tl.start[id], gathered, 1});
     }
@@ -174,14 +155,14 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       e.push_back({tl.start[id], stored, 0});                          // kept until its backward
       if (has_head) e.push_back({tl.start[id], a.logits, 0});          // logits live until the head's backward
     } else {
-      e.push_back({tl.start[id], a.working, 0});                       // backward working set
-      if (gather) e.push_back({tl.start[id], gathered, 1});            // unsharded gradients
-      e.push_back({tl.end[id], -a.working, 0});
-      e.push_back({tl.end[id], -stored, 0});
-      if (has_head) e.push_back({tl.end[id], -a.logits, 0});
-      if (gather) e.push_back({tl.end[id], -gathered, 1});
+      if (working) e.push_back({tl.start[id], a.working, 0});          // backward working set
+      if (gather && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
+      if (working) e.push_back({tl.end[id], -a.working, 0});
+      if (makes_grads) e.push_back({tl.end[id], -stored, 0});
+      if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
+      if (gather && makes_grads) e.push_back({tl.end[id], -gathered, 1});
     }
-    if (gather) e.push_back({tl.end[id], -gathered, 1});
+    if (gather && reads_params) e.push_back({tl.end[id], -gathered, 1});
   }
   auto by_time = [](const MemEvent& x, const MemEvent& y) { return x.t < y.t; };  // stable: compute events first
   for (int s = 0; s < P; ++s) {
@@ -226,21 +207,25 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const int P = pl.pp, V = pl.vpp;
   const int M = static_cast<int>(sc.train.micro_batches(pl));
   const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
+  // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
+  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
+  for (int vs = 0; vs < P * V; ++vs)
+    stored_by_vs[vs] =
+        k.layers_per_chunk[vs] * a.per_layer + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
     for (const PipeOp& op : sched[s]) {
-      const int vs = op.chunk * P + s;
-      double stored = k.layers_per_chunk[vs] * a.per_layer + (vs == 0 ? a.embed : 0);
+      const double stored = stored_by_vs[op.chunk * P + s];
       if (op.kind == PipeOp::Forward) {
         cur += stored;
         best = std::max(best, cur);
       } else {
-        best = std::max(best, cur + a.working);
-        cur -= stored;
+        if (op.kind != PipeOp::BackwardWeight) best = std::max(best, cur + a.working);
+        if (op.kind != PipeOp::BackwardInput) cur -= stored;
       }
     }
-    if (s == P - 1) best += a.logits;
+    if (s == (P * V - 1) % P) best += a.logits;  // the stage of the last virtual stage, which holds the head
     peak[s] = act[s] = best;
   }
   MemoryReport m;

@@ -1,4 +1,6 @@
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
+
+#include "sim/present/fields.hpp"
 
 #include "sim/core/text.hpp"
 
@@ -7,54 +9,94 @@
 
 namespace parsim {
 
-TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price, double goodput) {
-  TrainEstimate t;
-  t.tokens = tokens;
-  t.goodput = goodput;
-  const double tokens_per_step = static_cast<double>(sc.train.gbs * sc.train.seq);
-  const double wall_s = std::ceil(tokens / tokens_per_step) * r.step_time_s / goodput;
-  t.days = wall_s / 86400.0;
-  t.gpu_hours = wall_s / 3600.0 * sc.plan.world();
-  if (price > 0) {
-    t.cost_usd = t.gpu_hours * price;
-    t.has_cost = true;
-  }
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The schemas of the prediction's JSON: headline metrics, memory, one stage; per-axis keys from kAxes.
+const FieldTable<StepReport>& headline_fields() {
+  static const FieldTable<StepReport> t = [] {
+    FieldTable<StepReport> f;
+    auto num = [&](const char* key, double StepReport::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const StepReport& r) { return ojson(r.*m); }, nullptr});
+    };
+    num("step_time_s", &StepReport::step_time_s);
+    num("mfu", &StepReport::mfu);
+    num("hfu", &StepReport::hfu);
+    num("tflops_per_gpu", &StepReport::tflops_per_gpu);
+    num("tokens_per_s", &StepReport::tokens_per_s);
+    num("bubble_fraction", &StepReport::bubble_fraction);
+    num("exposed_comm_s", &StepReport::exposed_comm_s);
+    for (Axis a : kAxes)
+      f.push_back({std::string("exposed_comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StepReport& r) { return ojson(r.exposed_by_kind_s[a]); }, nullptr});
+    return f;
+  }();
   return t;
 }
 
-namespace {
-nlohmann::json kinds_json(const std::array<double, kCommKinds>& v) {
-  nlohmann::json j = nlohmann::json::object();
-  for (int k = 0; k < kCommKinds; ++k) j[to_string(static_cast<CommKind>(k))] = v[k];
-  return j;
+const FieldTable<MemoryReport>& memory_fields() {
+  static const FieldTable<MemoryReport> t = [] {
+    FieldTable<MemoryReport> f;
+    auto gib = [&](const char* key, double MemoryReport::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const MemoryReport& r) { return ojson(r.*m); }, nullptr});
+    };
+    gib("peak_gib", &MemoryReport::peak_gib);
+    gib("allocated_peak_gib", &MemoryReport::allocated_peak_gib);
+    gib("capacity_gib", &MemoryReport::capacity_gib);
+    f.push_back({"fits", "", FieldType::Bool, false, [](const MemoryReport& r) { return ojson(r.fits); }, nullptr});
+    gib("weights_gib", &MemoryReport::weights_gib);
+    gib("grads_gib", &MemoryReport::grads_gib);
+    gib("optimizer_gib", &MemoryReport::optimizer_gib);
+    gib("activations_gib", &MemoryReport::activations_gib);
+    gib("buffers_gib", &MemoryReport::buffers_gib);
+    gib("overhead_gib", &MemoryReport::overhead_gib);
+    f.push_back({"peak_stage", "", FieldType::Int, false, [](const MemoryReport& r) { return ojson(r.peak_stage); },
+                 nullptr});
+    f.push_back({"per_stage_peak_gib", "", FieldType::Num, false,
+                 [](const MemoryReport& r) { return ojson(r.per_stage_peak_gib); }, nullptr});
+    return f;
+  }();
+  return t;
 }
+
+const FieldTable<StageMetrics>& stage_fields() {
+  static const FieldTable<StageMetrics> t = [] {
+    FieldTable<StageMetrics> f;
+    auto num = [&](const char* key, double StageMetrics::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const StageMetrics& r) { return ojson(r.*m); }, nullptr});
+    };
+    num("compute_s", &StageMetrics::compute_s);
+    num("comm_s", &StageMetrics::comm_s);
+    num("exposed_comm_s", &StageMetrics::exposed_comm_s);
+    num("idle_s", &StageMetrics::idle_s);
+    for (Axis a : kAxes) {
+      f.push_back({std::string("comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StageMetrics& r) { return ojson(r.comm_by_kind_s[a]); }, nullptr});
+      f.push_back({std::string("exposed_comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StageMetrics& r) { return ojson(r.exposed_by_kind_s[a]); }, nullptr});
+    }
+    num("peak_gib", &StageMetrics::peak_gib);
+    num("allocated_peak_gib", &StageMetrics::allocated_peak_gib);
+    return f;
+  }();
+  return t;
+}
+
+template <class T>
+nlohmann::json to_json(const FieldTable<T>& table, const T& row) {
+  ojson j = ojson::object();
+  fields_to_json(table, row, j);
+  return nlohmann::json::parse(j.dump());
+}
+
 }  // namespace
 
 nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train) {
   using nlohmann::json;
   const ParamCounts pc = count_params(sc.model);
-  json j;
-  j["step_time_s"] = r.step_time_s;
-  j["mfu"] = r.mfu;
-  j["hfu"] = r.hfu;
-  j["tflops_per_gpu"] = r.tflops_per_gpu;
-  j["tokens_per_s"] = r.tokens_per_s;
-  j["bubble_fraction"] = r.bubble_fraction;
-  j["exposed_comm_s"] = r.exposed_comm_s;
-  j["exposed_comm_by_kind_s"] = kinds_json(r.exposed_by_kind_s);
-  const MemoryReport& m = r.memory;
-  j["memory"] = {{"peak_gib", m.peak_gib},
-                 {"allocated_peak_gib", m.allocated_peak_gib},
-                 {"capacity_gib", m.capacity_gib},
-                 {"fits", m.fits},
-                 {"weights_gib", m.weights_gib},
-                 {"grads_gib", m.grads_gib},
-                 {"optimizer_gib", m.optimizer_gib},
-                 {"activations_gib", m.activations_gib},
-                 {"buffers_gib", m.buffers_gib},
-                 {"overhead_gib", m.overhead_gib},
-                 {"peak_stage", m.peak_stage},
-                 {"per_stage_peak_gib", m.per_stage_peak_gib}};
+  json j = to_json(headline_fields(), r);
+  j["memory"] = to_json(memory_fields(), r.memory);
   j["model"] = {{"name", sc.model.name},
                 {"params", pc.total},
                 {"layers", sc.model.layers},
@@ -67,19 +109,18 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                 {"model_flops_per_step", r.model_flops_per_step},
                 {"hardware_flops_per_step", r.hardware_flops_per_step}};
   const Plan& p = sc.plan;
-  j["plan"] = {{"plan", p.to_string()}, {"tp", p.tp},        {"pp", p.pp},
-               {"dp", p.dp},            {"cp", p.cp},        {"vpp", p.vpp},
-               {"sharding", to_string(p.sharding)},          {"world", p.world()},
+  json plan = {{"plan", p.to_string()},
+               {"etp", p.expert_tp()},
+               {"vpp", p.vpp},
+               {"sharding", to_string(p.sharding)},
+               {"world", p.world()},
                {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp)}};
+  for (Axis a : kAxes) plan[axis_name(a)] = p.degree(a);
+  j["plan"] = plan;
   const TrainingConfig& t = sc.train;
-  j["settings"] = {{"seq", t.seq},         {"gbs", t.gbs},
-                   {"mbs", t.mbs},         {"micro_batches", r.microbatches},
-                   {"recompute", to_string(t.recompute)}, {"sp", t.sp},
-                   {"precision", to_string(t.precision)}, {"schedule", to_string(t.schedule)},
-                   {"stack", to_string(resolved_stack(sc.plan, t))},
-                   {"tp_comm_overlap", resolved_tp_comm_overlap(sc.plan, t)},
-                   {"attention", t.flash_attention ? "flash" : "unfused"},
-                   {"bucket_mb", resolved_bucket_bytes(sc.plan, t) / 1e6}};
+  json settings = training_to_json(t);  // the option table's keys, resolved values
+  settings["micro_batches"] = r.microbatches;
+  j["settings"] = settings;
   j["hardware"] = {{"name", sc.hw.name},
                    {"gpu", sc.hw.gpu.name},
                    {"gpus_per_node", sc.hw.node.gpus_per_node},
@@ -87,16 +128,9 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                    {"nodes", (p.world() + sc.hw.node.gpus_per_node - 1) / sc.hw.node.gpus_per_node}};
   json stages = json::array();
   for (std::size_t s = 0; s < r.stages.size(); ++s) {
-    const StageMetrics& sm = r.stages[s];
-    stages.push_back({{"stage", s},
-                      {"compute_s", sm.compute_s},
-                      {"comm_s", sm.comm_s},
-                      {"exposed_comm_s", sm.exposed_comm_s},
-                      {"idle_s", sm.idle_s},
-                      {"comm_by_kind_s", kinds_json(sm.comm_by_kind_s)},
-                      {"exposed_comm_by_kind_s", kinds_json(sm.exposed_by_kind_s)},
-                      {"peak_gib", sm.peak_gib},
-                      {"allocated_peak_gib", sm.allocated_peak_gib}});
+    json st = to_json(stage_fields(), r.stages[s]);
+    st["stage"] = s;
+    stages.push_back(st);
   }
   j["stages"] = stages;
   j["critical_stage"] = r.critical_stage;
@@ -128,7 +162,7 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
     << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
-  o << "  stack " << to_string(resolved_stack(p, t)) << (resolved_tp_comm_overlap(p, t) ? "  tp-comm-overlap" : "")
+  o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
   o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";
@@ -136,9 +170,9 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
     << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";
   o << "  pipeline bubble    " << pct(r.bubble_fraction) << "\n";
-  o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (tp " << ms(r.exposed_by_kind_s[0]) << ", cp "
-    << ms(r.exposed_by_kind_s[1]) << ", pp " << ms(r.exposed_by_kind_s[2]) << ", dp " << ms(r.exposed_by_kind_s[3])
-    << ")  on stage " << r.critical_stage << "\n\n";
+  o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (";
+  for (Axis a : kAxes) o << (a == kAxes.front() ? "" : ", ") << axis_name(a) << " " << ms(r.exposed_by_kind_s[a]);
+  o << ")  on stage " << r.critical_stage << "\n\n";
   const MemoryReport& m = r.memory;
   o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
   o << "    weights " << gib(m.weights_gib) << "  grads " << gib(m.grads_gib) << "  optimizer "

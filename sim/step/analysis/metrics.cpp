@@ -1,25 +1,15 @@
 // Metrics computed from the executed timeline after the run (never accumulated during it).
-#include "sim/step/lower.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <algorithm>
 #include <limits>
 
 namespace parsim {
 
-const char* to_string(CommKind k) {
-  switch (k) {
-    case CommKind::TP: return "tp";
-    case CommKind::CP: return "cp";
-    case CommKind::PP: return "pp";
-    case CommKind::DP: return "dp";
-  }
-  return "?";
-}
-
 namespace {
 
 // Length of `a` not covered by any interval of `cover` (both sorted, each internally disjoint).
-std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interval>& cover) {
+std::int64_t uncovered(const std::vector<TimeInterval>& a, const std::vector<TimeInterval>& cover) {
   std::int64_t total = 0;
   std::size_t j = 0;
   for (const auto& [s, e] : a) {
@@ -38,8 +28,8 @@ std::int64_t uncovered(const std::vector<Interval>& a, const std::vector<Interva
 
 // Union of intervals into `out`. Intervals of one in-order stream arrive sorted by start, so the sort is usually
 // skipped.
-void merged(std::vector<Interval>& v, std::vector<Interval>& out) {
-  if (!std::is_sorted(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.first < b.first; }))
+void merged(std::vector<TimeInterval>& v, std::vector<TimeInterval>& out) {
+  if (!std::is_sorted(v.begin(), v.end(), [](const TimeInterval& a, const TimeInterval& b) { return a.first < b.first; }))
     std::sort(v.begin(), v.end());
   out.clear();
   for (const auto& x : v) {
@@ -49,7 +39,7 @@ void merged(std::vector<Interval>& v, std::vector<Interval>& out) {
   }
 }
 
-std::int64_t length(const std::vector<Interval>& v) {
+std::int64_t length(const std::vector<TimeInterval>& v) {
   std::int64_t t = 0;
   for (const auto& x : v) t += x.second - x.first;
   return t;
@@ -82,11 +72,13 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     const auto id = static_cast<engine::TaskId>(t);
     const TaskInfo& ti = lw.info[g.tag(id)];
     const int s = ti.stage;
-    const Interval iv{tl.start[id], tl.end[id]};
+    const TimeInterval iv{tl.start[id], tl.end[id]};
     StageMetrics& sm = rep.stages[s];
     switch (ti.kind) {
       case TaskKind::Forward:
-      case TaskKind::Backward: {
+      case TaskKind::Backward:
+      case TaskKind::BackwardInput:
+      case TaskKind::BackwardWeight: {
         win_begin = std::min(win_begin, iv.first);
         win_end = std::max(win_end, iv.second);
         pass[s].push_back(iv);
@@ -94,11 +86,13 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
         const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
         const PassCost& pc = lw.cost(ti);
-        sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s);
-        sm.comm_by_kind_s[0] += pc.tp_s;
-        sm.exposed_by_kind_s[0] += pc.tp_exposed_s;
-        sm.comm_by_kind_s[1] += pc.cp_s;
-        sm.exposed_by_kind_s[1] += pc.cp_exposed_s;
+        sm.compute_s += std::max(0.0, actual - pc.tp_exposed_s - pc.cp_exposed_s - pc.ep_exposed_s);
+        sm.comm_by_kind_s[Axis::tp] += pc.tp_s;
+        sm.exposed_by_kind_s[Axis::tp] += pc.tp_exposed_s;
+        sm.comm_by_kind_s[Axis::cp] += pc.cp_s;
+        sm.exposed_by_kind_s[Axis::cp] += pc.cp_exposed_s;
+        sm.comm_by_kind_s[Axis::ep] += pc.ep_s;
+        sm.exposed_by_kind_s[Axis::ep] += pc.ep_exposed_s;
         break;
       }
       case TaskKind::Optimizer:
@@ -129,16 +123,12 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     std::merge(c.begin(), c.end(), d.begin(), d.end(), cd.begin());
     auto& cd_union = buf.tmp5;
     merged(cd, cd_union);
-    sm.comm_by_kind_s[3] = static_cast<double>(length(d)) * 1e-9;
-    sm.comm_by_kind_s[2] = static_cast<double>(length(p)) * 1e-9;
-    sm.exposed_by_kind_s[3] = static_cast<double>(uncovered(d, c)) * 1e-9;
-    sm.exposed_by_kind_s[2] = static_cast<double>(uncovered(p, cd_union)) * 1e-9;
-    sm.comm_s = 0;
-    sm.exposed_comm_s = 0;
-    for (int k = 0; k < kCommKinds; ++k) {
-      sm.comm_s += sm.comm_by_kind_s[k];
-      sm.exposed_comm_s += sm.exposed_by_kind_s[k];
-    }
+    sm.comm_by_kind_s[Axis::dp] = static_cast<double>(length(d)) * 1e-9;
+    sm.comm_by_kind_s[Axis::pp] = static_cast<double>(length(p)) * 1e-9;
+    sm.exposed_by_kind_s[Axis::dp] = static_cast<double>(uncovered(d, c)) * 1e-9;
+    sm.exposed_by_kind_s[Axis::pp] = static_cast<double>(uncovered(p, cd_union)) * 1e-9;
+    sm.comm_s = sm.comm_by_kind_s.sum();
+    sm.exposed_comm_s = sm.exposed_by_kind_s.sum();
     sm.idle_s = std::max(0.0, rep.step_time_s - sm.compute_s - sm.exposed_comm_s);
     // Bubble (contract): idle time of the compute stream inside the pipeline window, over the window. A pass's
     // in-layer TP/CP communication is part of the pass (the stage is not idle while it waits for it).

@@ -1,9 +1,11 @@
 // Chrome-trace / Perfetto JSON of the simulated step (contract: docs/cli.md, Trace). One process per
-// pipeline stage, one thread per stream (compute, tp, cp, pp, dp), X events in µs from the step's start, a memory
-// counter per stage. The trace IS the simulation's timeline: its last event ends at step_time_s.
+// pipeline stage, one thread per stream — compute, then one per parallel axis (tp, cp, ep, dp, pp: kAxes order) —,
+// X events in µs from the step's start, a memory counter per stage. The trace IS the simulation's timeline: its last
+// event ends at step_time_s. Passes are named F (forward), B (backward), Bi / W (a split backward's input- and
+// weight-gradient halves); the embedding and the LM head are drawn where the lowering placed them (TaskInfo::edges).
 #include "sim/core/error.hpp"
-#include "sim/step/lower.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -14,7 +16,27 @@ namespace parsim {
 
 namespace {
 
-enum Tid { kCompute = 0, kTp = 1, kCp = 2, kPp = 3, kDp = 4 };
+constexpr int kCompute = 0;
+int track(Axis a) { return 1 + static_cast<int>(axis_index(a)); }  // one thread per axis, in kAxes order
+
+const char* pass_letter(TaskKind k) {
+  switch (k) {
+    case TaskKind::Forward: return "F";
+    case TaskKind::Backward: return "B";
+    case TaskKind::BackwardInput: return "Bi";
+    case TaskKind::BackwardWeight: return "W";
+    default: return "?";
+  }
+}
+const char* pass_suffix(TaskKind k) {
+  switch (k) {
+    case TaskKind::Forward: return " fwd";
+    case TaskKind::Backward: return " bwd";
+    case TaskKind::BackwardInput: return " bwd-input";
+    case TaskKind::BackwardWeight: return " bwd-weight";
+    default: return "";
+  }
+}
 
 class Writer {
 public:
@@ -76,10 +98,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
                                                                                     "-" + std::to_string(last) + ")"
                                                                               : ""));
     w.meta(s, kCompute, "thread_name", "compute");
-    w.meta(s, kTp, "thread_name", "tp");
-    w.meta(s, kCp, "thread_name", "cp");
-    w.meta(s, kPp, "thread_name", "pp");
-    w.meta(s, kDp, "thread_name", "dp");
+    for (Axis a : kAxes) w.meta(s, track(a), "thread_name", axis_name(a));
   }
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-3; };
   char args[512];
@@ -90,33 +109,31 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
     const int s = ti.stage;
     switch (ti.kind) {
       case TaskKind::Forward:
-      case TaskKind::Backward: {
+      case TaskKind::Backward:
+      case TaskKind::BackwardInput:
+      case TaskKind::BackwardWeight: {
         const bool fwd = ti.kind == TaskKind::Forward;
+        const PassKind pk = pass_kind(ti.kind);
         const PassCost& tc = lw.cost(ti);
-        std::string name = std::string(fwd ? "F" : "B") + " mb" + std::to_string(ti.microbatch) +
+        std::string name = std::string(pass_letter(ti.kind)) + " mb" + std::to_string(ti.microbatch) +
                            (pl.vpp > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
                            std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
         std::snprintf(args, sizeof args,
-                      R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f)",
+                      R"("microbatch":%d,"chunk":%d,"layers":"%d-%d","compute_ms":%.4f,"tp_ms":%.4f,"tp_exposed_ms":%.4f,"cp_ms":%.4f,"cp_exposed_ms":%.4f%s)",
                       ti.microbatch, ti.chunk, ti.layer_begin, ti.layer_end - 1, tc.compute_s * 1e3,
-                      tc.tp_s * 1e3, tc.tp_exposed_s * 1e3, tc.cp_s * 1e3, tc.cp_exposed_s * 1e3);
+                      tc.tp_s * 1e3, tc.tp_exposed_s * 1e3, tc.cp_s * 1e3, tc.cp_exposed_s * 1e3,
+                      tc.ep_s > 0 ? (",\"ep_ms\":" + std::to_string(tc.ep_s * 1e3) + ",\"ep_exposed_ms\":" +
+                                     std::to_string(tc.ep_exposed_s * 1e3)).c_str()
+                                  : "");
         w.x(s, kCompute, ts, dur, name, args);
-        const PassCost& per = fwd ? k.layer_fwd : k.layer_bwd;
+        const PassCost& per = k.layer[pk];
         const int layers = ti.layer_end - ti.layer_begin;
         if (layer_detail && layers > 0 && tc.duration_s() > 0) {
-          // Lay the layers out inside the pass (stretched uniformly if SM contention slowed it), each followed by its
-          // exposed TP/CP communication, which also appears on the tp/cp tracks.
-          const PassCost extra = [&] {
-            PassCost e = tc;
-            e.compute_s -= per.compute_s * layers;
-            e.tp_s -= per.tp_s * layers;
-            e.tp_exposed_s -= per.tp_exposed_s * layers;
-            e.cp_s -= per.cp_s * layers;
-            e.cp_exposed_s -= per.cp_exposed_s * layers;
-            return e;
-          }();
-          // Child slices tile the pass on integer nanoseconds (a boundary is rounded once and shared by the slices on
-          // both sides), so that they nest exactly inside the pass: Perfetto rejects overlapping siblings.
+          // Lay the pieces out inside the pass (stretched uniformly if SM contention slowed it): the embedding and
+          // the LM head where the lowering put them (forward: embedding, layers, head; backward: head, layers in
+          // reverse, embedding), each layer followed by its exposed TP/CP communication, which also appears on the
+          // tp/cp tracks. Child slices tile the pass on integer nanoseconds (a boundary is rounded once and shared by
+          // the slices on both sides), so that they nest exactly inside the pass: Perfetto rejects overlapping siblings.
           const std::int64_t p0 = tl.start[id], p1 = tl.end[id];
           const double ns_scale = static_cast<double>(p1 - p0) / (tc.duration_s() * 1e9);
           double pos = static_cast<double>(p0);
@@ -125,33 +142,38 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
             const std::int64_t b0 = at(from), b1 = at(from + len);
             if (b1 > b0) w.x(s, tid, us(b0), us(b1 - b0), label, a);
           };
-          const bool head_first = !fwd && extra.duration_s() > 0 && ti.layer_end == sc.model.layers;
-          auto emit_extra = [&](const char* label) {
-            if (extra.duration_s() <= 1e-12) return;
-            const double len = extra.duration_s() * 1e9 * ns_scale;
+          auto edge = [&](bool present, const PassCost& c, const std::string& label) {
+            if (!present || c.duration_s() <= 1e-12) return;
+            const double len = c.duration_s() * 1e9 * ns_scale;
             child(kCompute, pos, len, label, "");
             pos += len;
           };
-          const bool has_head = ti.layer_end == sc.model.layers && (ti.chunk * pl.pp + s) == pl.pp * pl.vpp - 1;
-          if (fwd && !has_head) emit_extra("embedding");
-          if (head_first) emit_extra("lm head + loss bwd");
+          const bool has_embed = ti.edges & kEdgeEmbedding, has_head = ti.edges & kEdgeHead;
+          const std::string suffix = fwd ? "" : pass_suffix(ti.kind);
+          if (fwd) edge(has_embed, k.embed[pk], "embedding");
+          else edge(has_head, k.head[pk], "lm head + loss" + suffix);
           for (int i = 0; i < layers; ++i) {
             const int layer = fwd ? ti.layer_begin + i : ti.layer_end - 1 - i;
             const double d = per.duration_s() * 1e9 * ns_scale;
-            child(kCompute, pos, d, "layer " + std::to_string(layer) + (fwd ? " fwd" : " bwd"), "");
+            child(kCompute, pos, d, "layer " + std::to_string(layer) + pass_suffix(ti.kind), "");
             double c = pos + per.compute_s * 1e9 * ns_scale;
             if (per.tp_exposed_s > 0) {
               std::snprintf(args, sizeof args, R"("total_ms":%.4f,"exposed_ms":%.4f)", per.tp_s * 1e3,
                             per.tp_exposed_s * 1e3);
-              child(kTp, c, per.tp_exposed_s * 1e9 * ns_scale,
+              child(track(Axis::tp), c, per.tp_exposed_s * 1e9 * ns_scale,
                     sc.train.sp ? "TP all-gather/reduce-scatter" : "TP all-reduce", args);
               c += per.tp_exposed_s * 1e9 * ns_scale;
             }
-            if (per.cp_exposed_s > 0) child(kCp, c, per.cp_exposed_s * 1e9 * ns_scale, "CP ring K/V exchange", "");
+            if (per.cp_exposed_s > 0) {
+              child(track(Axis::cp), c, per.cp_exposed_s * 1e9 * ns_scale, "CP ring K/V exchange", "");
+              c += per.cp_exposed_s * 1e9 * ns_scale;
+            }
+            if (per.ep_exposed_s > 0)
+              child(track(Axis::ep), c, per.ep_exposed_s * 1e9 * ns_scale, "EP all-to-all", "");
             pos += d;
           }
-          if (fwd && has_head) emit_extra("lm head + loss");
-          if (!fwd && !head_first) emit_extra("embedding bwd");
+          if (fwd) edge(has_head, k.head[pk], "lm head + loss");
+          else edge(has_embed, k.embed[pk], "embedding" + suffix);
         }
         break;
       }
@@ -161,7 +183,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
       case TaskKind::PipeRecv:
         std::snprintf(args, sizeof args, R"("microbatch":%d,"chunk":%d,"bytes":%.0f)", ti.microbatch, ti.chunk,
                       static_cast<double>(ti.bytes));
-        w.x(s, kPp, ts, dur, std::string("recv ") + (ti.microbatch >= 0 ? "mb" + std::to_string(ti.microbatch) : ""),
+        w.x(s, track(ti.comm), ts, dur, std::string("recv ") + (ti.microbatch >= 0 ? "mb" + std::to_string(ti.microbatch) : ""),
             args);
         break;
       case TaskKind::GradReduce:
@@ -169,7 +191,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
         std::snprintf(args, sizeof args, R"("microbatch":%d,"layers":"%d-%d","bytes":%.0f,"collective":"%s")",
                       ti.microbatch, ti.layer_begin, ti.layer_end - 1, static_cast<double>(ti.bytes),
                       to_string(ti.coll).c_str());
-        w.x(s, kDp, ts, dur,
+        w.x(s, track(ti.comm), ts, dur,
             std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + to_string(ti.coll), args);
         break;
     }
