@@ -94,7 +94,9 @@ struct ExpertCoord {
 };
 ExpertCoord expert_coord_of(const Plan& p, int rank);
 // ETP, EP, EDP: the expert layers' tensor-, expert- and data-parallel groups (parallel folding, layout.cpp).
-enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP };
+// EPxETP: the ep·etp consecutive ranks of one EP group and their ETP peers (Megatron-Core's tp_ep group: the MoE
+// all-gather dispatcher's group and the token-count exchange).
+enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP, EPxETP };
 // Ranks of the process group of `kind` that contains `rank`.
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // Placement of that group on nodes of gpus_per_node GPUs, and how many GPUs per node run the same kind of
