@@ -113,6 +113,7 @@ std::string to_string(GroupKind k);
 // ---- plan space (space.cpp) — enumeration for the sweep ----
 struct SpaceFilter {
   std::vector<int> tp, pp, dp, cp, vpp, mbs;  // empty = any
+  std::vector<int> ep, etp;                   // MoE models only; empty = the defaults of space.cpp
   std::vector<Sharding> sharding;             // empty = any
   std::vector<Recompute> recompute;           // empty = any
   std::vector<int> sp;                        // {0,1}; empty = any

@@ -77,6 +77,8 @@ struct StepCosts {
   // Σ count(kind) · cost(kind). Uniform models have one kind and cost n · cost (exactly the pre-issue-10 arithmetic).
   std::vector<LayerKindCosts> kinds;
   std::vector<int> kind_prefix;       // kinds.size() × (layers + 1): layers of kind j among layers [0, i) at j·(L+1)+i
+                                      // (empty for uniform models)
+  bool has_expert_params = false;     // some layer holds routed experts (reduced over the expert-DP group)
   PassCosts layer;                    // kinds[0].pass: every layer's costs when the model is uniform
   PassCosts embed;                    // first virtual stage (embedding lookup; its gradient is a weight gradient)
   PassCosts head;                     // last virtual stage: final norm, LM head, loss
@@ -96,14 +98,15 @@ struct StepCosts {
   double optimizer_bytes_per_param = 0;  // HBM bytes the optimizer step moves per owned parameter
 
   bool uniform() const { return kinds.size() <= 1; }
-  int layers() const { return kinds.empty() ? 0 : static_cast<int>(kind_prefix.size() / kinds.size()) - 1; }
   // Layers of kinds[j] among layers [first, last).
   int count(std::size_t j, int first, int last) const {
-    const std::size_t row = j * static_cast<std::size_t>(layers() + 1);
+    if (uniform()) return last - first;
+    const std::size_t row = j * (kind_prefix.size() / kinds.size());
     return kind_prefix[row + static_cast<std::size_t>(last)] - kind_prefix[row + static_cast<std::size_t>(first)];
   }
   // The kind entry of layer i.
   const LayerKindCosts& kind_of(int i) const {
+    if (uniform()) return kinds.front();
     for (std::size_t j = 0; j < kinds.size(); ++j)
       if (count(j, i, i + 1) > 0) return kinds[j];
     return kinds.front();

@@ -5,6 +5,7 @@
 #include "sim/step/analysis.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace parsim {
 
@@ -43,7 +44,8 @@ ActivationOptions act_options(const Scenario& sc) {
 
 // Activation bytes of one micro-batch by layer kind (the StepCosts kinds, same order), and of the edges.
 struct ChunkActs {
-  std::vector<double> stored, working;  // per layer of each kind: kept until its backward / alive during it
+  // Per layer of each kind (at most 3 attention × 2 FFN kinds): kept until its backward / alive during it.
+  std::array<double, 6> stored{}, working{};
   double embed = 0, logits = 0;
   // Bytes layers [first, last) keep: Σ count · stored(kind).
   double stored_range(const StepCosts& k, int first, int last) const {
@@ -64,9 +66,9 @@ ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k) {
   ActivationOptions o = act_options(sc);
   if (sc.model.is_moe()) o.experts = expert_split(sc);
   ChunkActs a;
-  for (const LayerKindCosts& kc : k.kinds) {
-    a.stored.push_back(activation_bytes_per_layer(sc.model, kc.kind, sc.train.mbs, sc.train.seq, o));
-    a.working.push_back(activation_working_bytes(sc.model, kc.kind, sc.train.mbs, sc.train.seq, o));
+  for (std::size_t j = 0; j < k.kinds.size() && j < a.stored.size(); ++j) {
+    a.stored[j] = activation_bytes_per_layer(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
+    a.working[j] = activation_working_bytes(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
   }
   a.embed = embedding_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   a.logits = output_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);

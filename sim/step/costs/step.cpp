@@ -25,12 +25,14 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const auto kinds = m.layer_kind_counts();
   const int L = m.layers;
   out.kinds.reserve(kinds.size());
-  out.kind_prefix.assign(kinds.size() * static_cast<std::size_t>(L + 1), 0);
+  if (kinds.size() > 1) out.kind_prefix.assign(kinds.size() * static_cast<std::size_t>(L + 1), 0);
   for (std::size_t j = 0; j < kinds.size(); ++j) {
     const LayerKind kind = kinds[j].first;
     out.kinds.push_back({kind, layer_costs(c, kind), layer_params_per_rank(m, kind, pl.tp, pl.ep, pl.expert_tp())});
+    out.has_expert_params = out.has_expert_params || out.kinds.back().params.expert > 0;
+    if (kinds.size() == 1) continue;
     int* row = out.kind_prefix.data() + j * static_cast<std::size_t>(L + 1);
-    for (int i = 0; i < L; ++i) row[i + 1] = row[i] + (kinds.size() == 1 || m.layer(i) == kind ? 1 : 0);
+    for (int i = 0; i < L; ++i) row[i + 1] = row[i] + (m.layer(i) == kind ? 1 : 0);
   }
   out.layer = out.kinds.front().pass;
   edge_costs(c, out.embed, out.head);

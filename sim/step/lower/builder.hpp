@@ -64,12 +64,7 @@ private:
   // Data-parallel work exists when the DP×CP group has more than one rank, or — MoE — when the expert parameters are
   // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
   bool has_dp() const { return k_.dp_group.size > 1 || has_expert_dp(); }
-  bool has_expert_dp() const {
-    if (k_.edp_group.size <= 1) return false;
-    for (const LayerKindCosts& kc : k_.kinds)
-      if (kc.params.expert > 0) return true;
-    return false;
-  }
+  bool has_expert_dp() const { return k_.has_expert_params && k_.edp_group.size > 1; }
   double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
