@@ -258,14 +258,7 @@ void validate_hardware(const Hardware& hw_in) {
 
 Hardware parse_hardware_json(const std::string& text, const std::string& origin) {
   const std::string ctx = "hardware file '" + origin + "'";
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(ctx + " is not valid JSON: " +
-                     (e.byte >= text.size() ? std::string("unexpected end of file (truncated?)")
-                                            : "invalid JSON at byte " + std::to_string(e.byte)));
-  }
+  const json j = parse_json_text(text, ctx);  // repeated keys, depth, 1e400: InputErrors (sim/core)
   StrictObject root(j, ctx);
   const bool has_base = root.has("base");
   Hardware hw;
@@ -273,7 +266,8 @@ Hardware parse_hardware_json(const std::string& text, const std::string& origin)
   root.ignore("base");
   root.ignore("description");
   if (root.has("description")) (void)root.req_str("description");
-  hw.name = root.opt_str("name", origin);
+  const std::string label = utf8_sanitize(origin);  // a path may hold any bytes; names and sources go to JSON
+  hw.name = root.opt_str("name", label);
   std::set<std::string> set_paths;
   for (const char* sec : {"gpu", "node"}) {
     root.ignore(sec);
@@ -294,7 +288,7 @@ Hardware parse_hardware_json(const std::string& text, const std::string& origin)
   root.ignore("sources");
   root.finish();
   for (const auto& p : set_paths)  // names are labels, not numbers: they need no provenance
-    if (p.size() < 5 || p.substr(p.size() - 5) != ".name") hw.sources[p] = "set in hardware file '" + origin + "'";
+    if (p.size() < 5 || p.substr(p.size() - 5) != ".name") hw.sources[p] = "set in hardware file '" + label + "'";
   for (const auto& [k, v] : given) hw.sources[k] = v;
   finalize_hardware(hw);
   validate_hardware(hw);
@@ -329,7 +323,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
 
 Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_override) {
   Hardware hw = looks_like_path(name_or_path)
-                    ? parse_hardware_json(read_file_text(name_or_path, "hardware file"), name_or_path)
+                    ? parse_hardware_json(read_file_text(name_or_path, "hardware file", kConfigFileLimit), name_or_path)
                     : hardware_preset(name_or_path);
   if (gpus_per_node_override < 0)
     throw InputError("--gpus-per-node must be a positive integer, got " + std::to_string(gpus_per_node_override));

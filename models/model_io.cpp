@@ -130,7 +130,7 @@ ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
       throw InputError(ctx + ": bias '" + j.at("bias").get<std::string>() + "' is not valid (use true, false or \"qkv\")");
     m.qkv_bias = true;
   } else if (o.has("bias") && !j.at("bias").is_boolean()) {
-    throw InputError(ctx + ": bias must be true, false or \"qkv\", got " + j.at("bias").dump());
+    throw InputError(ctx + ": bias must be true, false or \"qkv\", got " + describe_json(j.at("bias")));
   } else {
     m.bias = o.opt_bool("bias", false);
   }
@@ -196,7 +196,7 @@ const HfKind& hf_kind(const nlohmann::json& j, StrictObject& o) {
   if (o.has("architectures")) {
     const auto& a = j.at("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
-      throw InputError(o.context() + ": key 'architectures' must be a list of class names, got " + a.dump());
+      throw InputError(o.context() + ": key 'architectures' must be a list of class names, got " + describe_json(a));
     arch = a[0].get<std::string>();
   }
   const std::string type = o.opt_str("model_type", "");
@@ -230,8 +230,8 @@ std::string hf_name(StrictObject& o, const std::string& path) {
   if (!name.empty()) return name;
   const std::filesystem::path p(path);
   if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty())
-    return p.parent_path().filename().string();
-  return p.stem().string();
+    return utf8_sanitize(p.parent_path().filename().string());  // a path may hold any bytes; the name goes to JSON
+  return utf8_sanitize(p.stem().string());
 }
 
 ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::string& ctx) {
@@ -245,7 +245,7 @@ ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::
     m.hidden = o.req_int("n_embd");
     m.heads = narrow_int(o.req_int("n_head"), ctx, "n_head");
     m.kv_heads = m.heads;
-    m.ffn_hidden = o.opt_int("n_inner", 4 * m.hidden);  // null or absent: 4·n_embd
+    m.ffn_hidden = o.opt_int("n_inner", m.hidden > INT64_MAX / 4 ? INT64_MAX : 4 * m.hidden);  // null or absent: 4·n_embd
     m.vocab = o.req_int("vocab_size");
     m.seq_len = o.opt_int("n_positions", kind.default_max_positions);
     const std::string act = to_lower(o.opt_str("activation_function", "gelu_new"));
@@ -360,7 +360,7 @@ void validate_model(const ModelSpec& m) {
   // Keep every exact (int64) parameter count far from overflow: the largest term, each matrix, is below the total.
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double qkvo = h * static_cast<double>(m.d()) * (2.0 * m.heads + 2.0 * m.kv_heads);
-  const double approx = m.layers * (qkvo + 3 * h * f) + 2 * static_cast<double>(m.vocab + m.seq_len) * h;
+  const double approx = m.layers * (qkvo + 3 * h * f) + 2 * (static_cast<double>(m.vocab) + static_cast<double>(m.seq_len)) * h;
   if (approx > 1e15)
     throw InputError(who + ": about " + fmt_num(approx, 3) + " parameters, beyond what parsim models (at most 1e15)");
 }

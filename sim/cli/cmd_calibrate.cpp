@@ -1,10 +1,10 @@
 // `parsim calibrate FILE [--format table|json] [--out hardware.json]` — fit latency and bandwidth to nccl-tests output.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/file_io.hpp"
 #include "sim/core/text.hpp"
 #include "sim/measure/calibrate.hpp"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -31,7 +31,7 @@ void add_calibrate(CLI::App& root, Action& action) {
       if (o->nodes < 0) throw InputError("--nodes must be a positive integer, got " + std::to_string(o->nodes));
       if (o->gpus_per_node < 0)
         throw InputError("--gpus-per-node must be a positive integer, got " + std::to_string(o->gpus_per_node));
-      const std::string text = read_file_text(o->file, "benchmark file");
+      const std::string text = read_file_text(o->file, "benchmark file", kTextFileLimit);
       const NcclTestFile parsed = parse_nccl_tests(text, o->file);
       CalibrateOptions opt;
       opt.ranks = o->ranks;
@@ -42,10 +42,7 @@ void add_calibrate(CLI::App& root, Action& action) {
       const std::size_t primary = primary_block(parsed);
       if (!o->out.empty()) {
         const std::string hw = calibration_hardware_json(fits[primary], o->gpu, o->gpus_per_node, fits[primary].notes);
-        std::ofstream f(o->out);
-        if (!f) throw InputError("cannot write --out file '" + o->out + "'");
-        f << hw;
-        if (!f) throw InputError("cannot write --out file '" + o->out + "'");
+        write_output_file(o->out, hw, "--out file");
         fits[primary].notes.push_back("wrote " + o->out);
       }
       std::cout << (o->format == "json" ? calibration_json(fits, primary) : calibration_table(fits, primary));

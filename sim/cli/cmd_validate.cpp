@@ -1,6 +1,7 @@
 // `parsim validate --profile FILE... <predict flags>` — the simulated step beside the measured one.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
 #include "sim/step/evaluate.hpp"
@@ -63,9 +64,9 @@ void add_validate(CLI::App& root, Action& action) {
           break;
         }
       nlohmann::ordered_json extra;
-      extra["model"] = o->args.model;
-      extra["plan"] = o->args.plan;
-      extra["gpu"] = o->args.gpu;
+      extra["model"] = utf8_sanitize(o->args.model);  // flags may hold any bytes; JSON output must be UTF-8
+      extra["plan"] = utf8_sanitize(o->args.plan);
+      extra["gpu"] = utf8_sanitize(o->args.gpu);
       extra["critical_stage"] = rep.critical_stage;
       extra["mfu"] = rep.mfu;
       extra["bubble_fraction"] = rep.bubble_fraction;

@@ -1,4 +1,5 @@
 // parsim sim/sweep — sweep output (JSON per docs/cli.md, CSV, table), reading it back, merging shards.
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
@@ -7,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -82,13 +85,13 @@ PlanResult result_from_json(const json& j, const std::string& where) {
   o.ignore("rank");
   o.ignore("predict");
   r.plan = o.req_str("plan");
-  r.mbs = o.req_int("mbs");
+  r.mbs = o.req_int_in("mbs", 1, INT32_MAX);
   r.recompute = o.req_str("recompute");
   r.sp = o.req_bool("sp");
   r.schedule = o.req_str("schedule");
   r.precision = o.req_str("precision");
-  r.seq = o.req_int("seq");
-  r.gbs = o.req_int("gbs");
+  r.seq = o.req_int_in("seq", 1, INT64_MAX);
+  r.gbs = o.req_int_in("gbs", 1, INT64_MAX);
   r.step_time_s = o.req_num("step_time_s");
   r.mfu = o.req_num("mfu");
   r.hfu = o.req_num("hfu");
@@ -184,13 +187,16 @@ double csv_num(const std::string& s, const std::string& where) {
   try {
     std::size_t used = 0;
     const double v = std::stod(s, &used);
-    if (used == s.size()) return v;
+    if (used == s.size() && std::isfinite(v)) return v;  // NaN would rank anywhere
   } catch (...) {
   }
-  throw InputError(where + ": '" + s + "' is not a number");
+  throw InputError(where + ": '" + shown(s) + "' is not a finite number");
 }
 
 SweepReport read_csv(const std::string& text, const std::string& path) {
+  if (std::size_t bad = 0; !is_valid_utf8(text, &bad))  // its text goes to JSON output, which must be UTF-8
+    throw InputError(path + " line " + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n')) +
+                     ": not valid UTF-8 text (byte " + std::to_string(bad) + ")");
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(path + ": empty CSV (expected a parsim sweep --format csv file)");
@@ -213,16 +219,23 @@ SweepReport read_csv(const std::string& text, const std::string& path) {
       throw InputError(where + ": " + std::to_string(f.size()) + " fields, expected " + std::to_string(header.size()));
     auto get = [&](const char* c) { return f[col.at(c)]; };
     auto num = [&](const char* c) { return csv_num(get(c), where + " column " + c); };
+    auto integer = [&](const char* c, std::int64_t lo, std::int64_t hi) {  // no cast of 1e30 to an integer
+      const auto v = exact_int64(num(c));
+      if (!v || *v < lo || *v > hi)
+        throw InputError(where + " column " + c + ": '" + shown(get(c)) + "' is not an integer from " +
+                         std::to_string(lo) + " to " + std::to_string(hi));
+      return *v;
+    };
     PlanResult r;
     r.plan = get("plan");
     parse_plan(r.plan);
-    r.mbs = static_cast<std::int64_t>(num("mbs"));
+    r.mbs = integer("mbs", 1, INT32_MAX);
     r.recompute = get("recompute");
     r.sp = get("sp") == "true";
     r.schedule = get("schedule");
     r.precision = get("precision");
-    r.seq = static_cast<std::int64_t>(num("seq"));
-    r.gbs = static_cast<std::int64_t>(num("gbs"));
+    r.seq = integer("seq", 1, INT64_MAX);
+    r.gbs = integer("gbs", 1, INT64_MAX);
     r.step_time_s = num("step_time_s");
     r.mfu = num("mfu");
     r.hfu = num("hfu");
@@ -246,7 +259,7 @@ SweepReport read_csv(const std::string& text, const std::string& path) {
     if (rep.ranked.empty()) {
       rep.model = get("model");
       rep.gpu = get("gpu");
-      rep.gpus = static_cast<int>(num("gpus"));
+      rep.gpus = static_cast<int>(integer("gpus", 1, INT32_MAX));
       rep.seq = r.seq;
       rep.gbs = r.gbs;
       rep.precision = r.precision;
@@ -409,12 +422,7 @@ SweepReport read_sweep_file(const std::string& path) {
   const std::string text = read_file_text(path, "sweep file");
   const std::string t = trim(text);
   if (t.empty() || t.front() != '{') return read_csv(text, path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception&) {
-    throw InputError(path + ": not valid JSON (expected the output of parsim sweep --format json)");
-  }
+  const json j = parse_json_text(text, "sweep file '" + path + "'");  // repeated keys, depth, 1e400 (sim/core)
   if (!j.is_object()) throw InputError(path + ": not a parsim sweep JSON object");
   StrictObject o(j, path);
   SweepReport r;
@@ -422,13 +430,13 @@ SweepReport read_sweep_file(const std::string& path) {
     StrictObject s(o.req_obj("sweep"), path + ": sweep");
     r.model = s.req_str("model");
     r.gpu = s.req_str("gpu");
-    r.gpus = static_cast<int>(s.req_int("gpus"));
-    r.gpus_per_node = static_cast<int>(s.req_int("gpus_per_node"));
-    r.seq = s.req_int("seq");
-    r.gbs = s.req_int("gbs");
+    r.gpus = static_cast<int>(s.req_int_in("gpus", 1, INT32_MAX));
+    r.gpus_per_node = static_cast<int>(s.req_int_in("gpus_per_node", 1, INT32_MAX));
+    r.seq = s.req_int_in("seq", 1, INT64_MAX);
+    r.gbs = s.req_int_in("gbs", 1, INT64_MAX);
     r.precision = s.req_str("precision");
     r.space = s.req_str("space");
-    r.shard_count = static_cast<int>(s.req_int("shard_count"));
+    r.shard_count = static_cast<int>(s.req_int_in("shard_count", 0, INT32_MAX));
     const json& flags = j["sweep"]["predict_flags"];
     const json& shards = j["sweep"]["shards"];
     s.ignore("predict_flags");
@@ -440,20 +448,25 @@ SweepReport read_sweep_file(const std::string& path) {
       r.base_flags.push_back(f.get<std::string>());
     }
     for (const auto& x : shards) {
-      if (!x.is_number_integer()) throw InputError(path + ": sweep.shards must hold shard indices");
-      r.shards.push_back(x.get<int>());
+      const auto idx = json_int64(x);
+      if (!idx || *idx < 0 || *idx > INT32_MAX) throw InputError(path + ": sweep.shards must hold shard indices");
+      r.shards.push_back(static_cast<int>(*idx));
     }
     s.finish();
   }
-  r.evaluated = o.req_int("evaluated");
-  r.simulated = o.req_int("simulated");
-  r.feasible = o.req_int("feasible");
+  // Counts are never negative and stay far from int64 overflow when the shards are summed (at most 10^15 each).
+  constexpr std::int64_t kMaxCount = 1'000'000'000'000'000;
+  r.evaluated = o.req_int_in("evaluated", 0, kMaxCount);
+  r.simulated = o.req_int_in("simulated", 0, kMaxCount);
+  r.feasible = o.req_int_in("feasible", 0, kMaxCount);
   r.counts_known = o.req_bool("counts_known");
   r.complete = o.req_bool("complete");
   const json& rejected = o.req_obj("rejected");
   for (const auto& [reason, count] : rejected.items()) {
-    if (!count.is_number_integer()) throw InputError(path + ": rejected['" + reason + "'] must be an integer");
-    r.rejected[reason] = count.get<std::int64_t>();
+    const auto c = json_int64(count);
+    if (!c || *c < 0 || *c > kMaxCount)
+      throw InputError(path + ": rejected['" + shown(reason) + "'] must be an integer from 0 to 10^15");
+    r.rejected[reason] = *c;
   }
   o.ignore("timing");
   for (const char* list : {"results", "pareto_front"}) {
@@ -511,10 +524,15 @@ SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vect
                          " appears twice among the inputs");
     out.counts_known = out.counts_known && s.counts_known;
     out.complete = out.complete && s.complete;
-    out.evaluated += s.evaluated;
-    out.simulated += s.simulated;
-    out.feasible += s.feasible;
-    for (const auto& [reason, count] : s.rejected) out.rejected[reason] += count;
+    auto add = [&](std::int64_t& sum, std::int64_t x) {  // no signed overflow, whatever the inputs hold
+      const auto r = checked_add(sum, x);
+      if (!r) throw InputError(name + ": the plan counts of the inputs add up beyond 2^63");
+      sum = *r;
+    };
+    add(out.evaluated, s.evaluated);
+    add(out.simulated, s.simulated);
+    add(out.feasible, s.feasible);
+    for (const auto& [reason, count] : s.rejected) add(out.rejected[reason], count);
     all.insert(all.end(), s.ranked.begin(), s.ranked.end());
     front.insert(front.end(), s.pareto.begin(), s.pareto.end());
   }
