@@ -80,10 +80,14 @@ json parse_json_text(const std::string& text, const std::string& context) {
   try {
     return json::parse(text, check, /*allow_exceptions=*/true);
   } catch (const json::parse_error& e) {
-    const std::string detail = e.byte >= text.size() ? "unexpected end of file (truncated?)"
-                                                     : "invalid JSON at byte " + std::to_string(e.byte) + " (line " +
-                                                           std::to_string(line_of(text, e.byte)) + ")";
-    throw InputError(context + " is not valid JSON: " + detail);
+    // e.byte counts the characters read, the offending one included (1-based); reading past the end counts one more.
+    if (e.byte == 0 || e.byte > text.size()) throw InputError(context + " is not valid JSON: unexpected end of file (truncated?)");
+    const std::size_t at = e.byte - 1;
+    const std::size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const std::size_t column = line_start == std::string::npos ? at + 1 : at - line_start;
+    throw InputError(context + " is not valid JSON: invalid JSON at line " + std::to_string(line_of(text, at)) +
+                     ", column " + std::to_string(column) + " (byte " + std::to_string(at) + "), near '" +
+                     shown(text.substr(at, 24), 20) + "'");
   } catch (const json::out_of_range& e) {
     // 406: "number overflow parsing '1e400'" — a number beyond ±1.8e308.
     const std::string token = quoted_token(e.what());
