@@ -1,6 +1,7 @@
 // `parsim validate --profile FILE... <predict flags>` — the simulated step beside the measured one.
 #include "sim/cli/command.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
@@ -70,7 +71,7 @@ void add_validate(CLI::App& root, Action& action) {
       extra["critical_stage"] = rep.critical_stage;
       extra["mfu"] = rep.mfu;
       extra["bubble_fraction"] = rep.bubble_fraction;
-      if (o->format == "json") std::cout << validation_json(v, extra.dump());
+      if (o->format == "json") std::cout << validation_json(v, dump_output(extra, -1));
       else std::cout << validation_table(v);
       return 0;
     };

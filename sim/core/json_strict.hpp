@@ -33,6 +33,13 @@ bool looks_like_path(const std::string& s);
 // A JSON value as an error message shows it: scalars as JSON text cut to ~60 characters, containers as "an object
 // with N keys" / "an array of N items" — never recursive, never longer than a line.
 std::string describe_json(const nlohmann::json& v);
+// Serialises JSON output (json or ordered_json). A string that is not valid UTF-8 — a path or a flag as the user typed
+// it may hold any bytes — gets U+FFFD in place of each bad byte instead of nlohmann's type_error 316 (which reached
+// the user as "internal error").
+template <class Json>
+std::string dump_output(const Json& j, int indent = 2) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 // The integer a JSON number holds exactly, when it fits in int64 (1e30, 2.5, 2^64 and non-numbers give nullopt).
 std::optional<std::int64_t> json_int64(const nlohmann::json& v);
 

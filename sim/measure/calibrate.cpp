@@ -1,6 +1,7 @@
 #include "sim/measure/calibrate.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 
 #include <Eigen/Dense>
@@ -765,7 +766,7 @@ std::string calibration_json(const std::vector<Calibration>& fits, std::size_t p
     for (const auto& f : fits) blocks.push_back(fit_json(f));
     root["blocks"] = blocks;
   }
-  return root.dump(2) + "\n";
+  return dump_output(root) + "\n";
 }
 
 std::string calibration_table(const std::vector<Calibration>& fits, std::size_t primary) {

@@ -21,6 +21,7 @@ constexpr std::uint64_t kMaxTokenBytes = 64 * kMebibyte;  // one string or numbe
 constexpr int kMaxTraceDepth = 64;                         // traces nest 6 levels
 constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // rank, world size, group sizes: 16,777,216 at most
 constexpr double kMaxTimeUs = 1e18;                        // |ts|, dur in µs: 31,700 years
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 53;  // element counts: sizes stay exact in doubles and JSON
 
 // ---- a std::streambuf that inflates as it is read ----------------------------------------------------------------
 // gzread passes plain (uncompressed) files through unchanged, so one reader serves both.
@@ -332,8 +333,8 @@ private:
     else if (key_ == "stream") cur_.stream = int_of(s);
     else if (key_ == "Collective name") cur_.meta.collective = str(s);
     else if (key_ == "dtype") cur_.meta.dtype = str(s);
-    else if (key_ == "In msg nelems") cur_.meta.in_nelems = int_of(s);
-    else if (key_ == "Out msg nelems") cur_.meta.out_nelems = int_of(s);
+    else if (key_ == "In msg nelems") cur_.meta.in_nelems = int_of(s, kMaxElements);
+    else if (key_ == "Out msg nelems") cur_.meta.out_nelems = int_of(s, kMaxElements);
     else if (key_ == "Group size") cur_.meta.group_size = int_of(s, kMaxRanks);
     else if (key_ == "Process Group Name") cur_.meta.pg_name = str(s);
     else if (key_ == "Process Group Description") cur_.meta.pg_desc = str(s);

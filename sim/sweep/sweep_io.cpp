@@ -348,7 +348,7 @@ std::string sweep_to_json(const SweepReport& r, const SweepListing& l) {
                  {"threads", r.threads},
                  {"plans_per_s", r.wall_s > 0 ? static_cast<double>(r.evaluated) / r.wall_s : 0.0},
                  {"simulated_per_cpu_s", r.cpu_s > 0 ? static_cast<double>(r.simulated) / r.cpu_s : 0.0}};
-  return j.dump(2) + "\n";
+  return dump_output(j) + "\n";  // the flags echo the user's bytes
 }
 
 std::string sweep_to_csv(const SweepReport& r, const SweepListing& l) {

@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       PARSIM_FUZZ_CHECK(s.size >= 1 && s.nodes >= 1 && s.per_node >= 1, p.to_string());
     }
     const std::int64_t micro = t.micro_batches(p);
-    if (micro >= 1 && micro * p.vpp * p.pp <= 100'000) {
+    if (micro >= 1 && micro <= 100'000 && micro * p.vpp * p.pp <= 100'000) {  // (micro first: no overflow)
       const auto ops = pipeline_schedule(t.schedule, p.pp, p.vpp, static_cast<int>(micro));
       PARSIM_FUZZ_CHECK(ops.size() == static_cast<std::size_t>(p.pp), p.to_string());
       for (const auto& stage : ops)

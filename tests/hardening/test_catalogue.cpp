@@ -7,9 +7,11 @@
 #include "../cli/run.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -223,6 +225,27 @@ TEST_CASE("catalogue: merge") {
       {"CSV: empty", "merge " + write_temp("m_empty.csv", ""), "empty CSV"},
       {"shard: directory", "merge " + dir("cat_merge_dir"), "'cat_merge_dir' is a directory"},
   });
+}
+
+TEST_CASE("paths and flags that are not UTF-8 still give valid JSON output (exit 0, not 'internal error')") {
+  // nlohmann::json refuses to serialise invalid UTF-8 (type_error 316): a directory named in Latin-1 reached the user
+  // as exit 3. Names derived from paths are sanitised and output is serialised with U+FFFD for bad bytes.
+  const std::string d = dir("cat_bad\xff\xfe_dir");
+  const std::string model = d + "/config.json", hw = d + "/hw.json";
+  std::filesystem::copy_file(std::string(PARSIM_TEST_DATA) + "/models/gpt2.config.json", model,
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream(hw) << R"({"base": "h100"})";
+  }
+  for (const std::string& args : {"--model " + model + " --plan dp1 --format json",
+                                  "--model llama7b --plan dp8 --gpu " + hw + " --format json",
+                                  "sweep --model " + model + " --gpus 8 --top 1 --format json",
+                                  "sweep --model llama7b --gpus 8 --gpu " + hw + " --top 1 --format json"}) {
+    const Run r = run_parsim(args);
+    INFO(args << "\n" << r.err);
+    CHECK(r.status == 0);
+    CHECK(nlohmann::json::accept(r.out));
+  }
 }
 
 TEST_CASE("the catalogue holds at least 40 classes") { CHECK(checked >= 40); }
