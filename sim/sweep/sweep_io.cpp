@@ -437,12 +437,15 @@ SweepReport read_sweep_file(const std::string& path) {
     r.precision = s.req_str("precision");
     r.space = s.req_str("space");
     r.shard_count = static_cast<int>(s.req_int_in("shard_count", 0, INT32_MAX));
-    const json& flags = j["sweep"]["predict_flags"];
-    const json& shards = j["sweep"]["shards"];
+    // at(), not operator[]: on a const json, operator[] of a missing key is undefined behaviour (found by fuzz_merge).
+    const json& sweep = j.at("sweep");
+    if (!sweep.contains("predict_flags") || !sweep.contains("shards") || !sweep.at("predict_flags").is_array() ||
+        !sweep.at("shards").is_array())
+      throw InputError(path + ": sweep.predict_flags and sweep.shards must be arrays");
+    const json& flags = sweep.at("predict_flags");
+    const json& shards = sweep.at("shards");
     s.ignore("predict_flags");
     s.ignore("shards");
-    if (!flags.is_array() || !shards.is_array())
-      throw InputError(path + ": sweep.predict_flags and sweep.shards must be arrays");
     for (const auto& f : flags) {
       if (!f.is_string()) throw InputError(path + ": sweep.predict_flags must hold strings");
       r.base_flags.push_back(f.get<std::string>());
@@ -470,10 +473,10 @@ SweepReport read_sweep_file(const std::string& path) {
   }
   o.ignore("timing");
   for (const char* list : {"results", "pareto_front"}) {
-    if (!j.contains(list) || !j[list].is_array()) throw InputError(path + ": '" + list + "' must be an array");
+    if (!j.contains(list) || !j.at(list).is_array()) throw InputError(path + ": '" + list + "' must be an array");
     o.ignore(list);
     std::size_t i = 0;
-    for (const auto& x : j[list]) {
+    for (const auto& x : j.at(list)) {
       auto res = result_from_json(x, path + ": " + list + "[" + std::to_string(i++) + "]");
       (std::string(list) == "results" ? r.ranked : r.pareto).push_back(std::move(res));
     }
