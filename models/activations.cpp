@@ -26,6 +26,20 @@
 // Llama style (RMSNorm, SwiGLU, no dropout, flash, bf16), t = c = 1, no recompute: norm inputs 4 + QKV in 2 + FFN in 2
 // + Q 2 + K,V 4·g/a + O in 2 + FFN 6·f/h, in units of sbh, plus 4·b·a·s of logsumexp. Llama-2-7B (g = a,
 // f/h = 2.6875): 32.125·sbh (domain-notes §3: ≈ 32.1).
+//
+// Extensions (issue 10), same bookkeeping [D]:
+//   parallel attention (GPT-NeoX, Falcon): both branches read the same layer input; stored hidden-sized tensors are
+//     the input and the norm_layers norm outputs (1 + norm_layers instead of norm_layers + 2).
+//   q/k norms (Qwen3, OLMo 2): the un-normalised Q and K are kept as the norms' inputs, e·(a/t + kv_r)·d more.
+//   MLA (Megatron-Core multi_latent_attention.py): the latent norms' inputs e·(q_r + kv_r) on the SP shard; the
+//     gathered latents, inputs of the up-projections, e·(q_r + kv_r) and the shared rope key e·r on every TP rank;
+//     Q and K e·(a/t)·(n+r) each, V and the O-proj input e·(a/t)·v each; flash logsumexp as above.
+//   MoE (Megatron-Core router.py, token_dispatcher.py, experts.py): on the SP shard the router's fp32 scores and the
+//     1-byte routing map, (4 + 1)·E per token; the shared experts like a dense FFN of n·f_s; per routed pair R
+//     (moe_routed_tokens: k × tokens, × imbalance on the busiest rank) the expert input e·h (fc1's wgrad), fc1's
+//     outputs and the activation output (gated 3, plain 2)·e·f_e/etp, the expert output e·h (kept by the combine
+//     for the routing-probability gradient) and the fp32 probability 4 bytes. The dispatch send/receive buffers are
+//     transient: moe_dispatch_buffer_bytes, counted in the working bytes.
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 
@@ -35,61 +49,109 @@ namespace parsim {
 namespace {
 
 struct Split {
-  double hidden;  // hidden-sized tensors before the SP split
+  double hidden;  // hidden-sized tensors before the SP split (and other per-token tensors on the SP shard)
   double tp;      // tensors already split by TP
   double core;    // attention-core tensors
+  double routed;  // MoE: tensors of the routed (token, expert) pairs on this rank
 };
 
-Split layer_terms(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
+
+void check(std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   require(b >= 1 && s >= 1, "micro-batch size and sequence length must be positive");
   require(o.tp >= 1 && o.cp >= 1, "TP and CP degrees must be at least 1, got tp " + std::to_string(o.tp) + ", cp " +
                                       std::to_string(o.cp));
+}
+
+Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  check(b, s, o);
   const double t = o.tp, e = activation_element_bytes(o.precision), mask = m.dropout ? 1.0 : 0.0;
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);  // local tokens of the micro-batch
   const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.d());
   const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
-  const double f_r = static_cast<double>(m.ffn_hidden) / t;
-  Split x;
-  x.hidden = sb * h * (m.norm_layers * e + 2 * e + 2 * mask);
-  x.tp = sb * (e * a_r * d + 2 * e * kv_r * d + e * a_r * d + (m.gated() ? 3 : 2) * e * f_r);
+  const double act = m.gated() ? 3 : 2;
+  Split x{};
+  const double hidden_tensors = m.parallel_attention ? 1.0 + m.norm_layers : m.norm_layers + 2.0;
+  x.hidden = m.parallel_attention ? sb * h * (hidden_tensors * e + 2 * mask) : sb * h * (m.norm_layers * e + 2 * e + 2 * mask);
+  // Per-token bytes of the TP-split tensors (multiplied by sb once at the end, the pre-issue-10 evaluation order).
+  double per_token_tp = 0;
+  if (k.attention == AttentionKind::MLA) {
+    const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
+    const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
+    const double v = static_cast<double>(m.v_head_dim);
+    x.hidden += sb * (qr + kvr) * e;
+    per_token_tp = e * ((qr + kvr) + r + 2 * a_r * (n + r) + 2 * a_r * v);
+  } else {
+    per_token_tp = e * a_r * d + 2 * e * kv_r * d + e * a_r * d;
+    if (m.qk_norm != QkNorm::None) per_token_tp += e * (a_r + kv_r) * d;
+  }
+  if (k.ffn == FfnKind::MoE) {
+    x.hidden += sb * 5.0 * m.experts;
+    per_token_tp += act * e * static_cast<double>(m.shared_experts * m.shared_ffn()) / t;
+    const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
+    const double routed = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
+    const double fe_r = static_cast<double>(m.expert_ffn_hidden) / split.etp;
+    x.routed = routed * (2 * e * h + act * e * fe_r + 4.0);
+  } else {
+    per_token_tp += act * e * (static_cast<double>(m.ffn_hidden) / t);
+  }
+  x.tp = sb * per_token_tp;
   if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
   else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
   return x;
 }
 
-double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
-
 }  // namespace
 
-double activation_bytes_per_layer(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
-  const Split x = layer_terms(m, b, s, o);
+double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
+                                  const ActivationOptions& o) {
+  const Split x = layer_terms(m, k, b, s, o);
   if (o.recompute == Recompute::Full) {
     // Only the layer input e·sbh survives (Korthikanti Table 2, "full recompute": 2sbh; ÷t when SP-sharded).
     return activation_element_bytes(o.precision) * static_cast<double>(s) / o.cp * static_cast<double>(b) *
            static_cast<double>(m.hidden) / sp_div(o);
   }
   const double core = o.recompute == Recompute::Selective ? 0.0 : x.core;
-  return x.hidden / sp_div(o) + x.tp + core;
+  return x.hidden / sp_div(o) + x.tp + core + x.routed;
+}
+
+double activation_bytes_per_layer(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  return activation_bytes_per_layer(m, representative_kind(m), b, s, o);
+}
+
+double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  check(b, s, o);
+  if (!m.is_moe()) return 0.0;
+  const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
+  const double tokens_in = static_cast<double>(s) / o.cp * static_cast<double>(b) / sp_div(o);
+  const double sent = static_cast<double>(m.experts_per_token) * tokens_in;
+  const double received = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
+  return (sent + received) * static_cast<double>(m.hidden) * activation_element_bytes(o.precision);
 }
 
 // Transient bytes during one layer's backward: with full recompute the whole layer is regenerated (its
 // no-recompute footprint); with selective, the recomputed attention core; without recompute nothing extra (the
-// gradient buffers of the layer's own tensors are not modelled here).
-double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
-  if (o.recompute == Recompute::None) {
-    layer_terms(m, b, s, o);  // same argument checks as the other entry points
-    return 0.0;
-  }
+// gradient buffers of the layer's own tensors are not modelled here). MoE layers add the dispatch buffers, alive
+// while the backward's all-to-alls run.
+double activation_working_bytes(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
+                                const ActivationOptions& o) {
+  const Split x = layer_terms(m, k, b, s, o);
+  const double dispatch = k.ffn == FfnKind::MoE ? moe_dispatch_buffer_bytes(m, b, s, o) : 0.0;
+  if (o.recompute == Recompute::None) return dispatch;
   ActivationOptions none = o;
   none.recompute = Recompute::None;
-  if (o.recompute == Recompute::Full) return activation_bytes_per_layer(m, b, s, none);
-  return layer_terms(m, b, s, o).core;
+  if (o.recompute == Recompute::Full) return activation_bytes_per_layer(m, k, b, s, none) + dispatch;
+  return x.core + dispatch;
+}
+
+double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
+  return activation_working_bytes(m, representative_kind(m), b, s, o);
 }
 
 // Korthikanti §4.3: the first stage keeps the embedding-dropout mask, sbh/t bytes per micro-batch with SP
 // (1 byte per element; replicated on the TP ranks without SP). Nothing when training uses no dropout.
 double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
-  layer_terms(m, b, s, o);
+  check(b, s, o);
   if (!m.dropout) return 0.0;
   return static_cast<double>(s) / o.cp * static_cast<double>(b) * static_cast<double>(m.hidden) / sp_div(o);
 }
@@ -97,7 +159,7 @@ double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64
 // Korthikanti §4.3 output layer: 4sbh/t·(1 + V/h) = final-norm input 2sbh/t + LM-head input 2sbh/t + fp32 logits
 // 4sbV/t. Here with e-byte hidden tensors (÷t only under SP, which Korthikanti assumes) and Megatron's padded V.
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
-  layer_terms(m, b, s, o);
+  check(b, s, o);
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);
   const double hidden = 2.0 * activation_element_bytes(o.precision) * sb * static_cast<double>(m.hidden) / sp_div(o);
   const double logits = 4.0 * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;

@@ -2,6 +2,9 @@
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace parsim {
 namespace {
 
@@ -16,32 +19,88 @@ void require_split(std::int64_t b, std::int64_t s, int tp, int cp) {
                            std::to_string(cp));
 }
 
+void require_experts(const ModelSpec& m, const ExpertSplit& x) {
+  require(m.is_moe(), "model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
+  require(x.ep >= 1, "expert-parallel degree must be at least 1, got " + std::to_string(x.ep));
+  require(x.etp >= 0, "expert tensor-parallel degree must be at least 1, got " + std::to_string(x.etp));
+  require(x.imbalance >= 1.0, "MoE routing imbalance (busiest rank over the mean) must be at least 1, got " +
+                                  std::to_string(x.imbalance));
+}
+
+// Keys each query attends to in the full-s² convention: s, or the window for a Sliding layer.
+double keys_per_query(const ModelSpec& m, LayerKind k, std::int64_t s) {
+  if (k.attention == AttentionKind::Sliding && m.sliding_window > 0)
+    return static_cast<double>(std::min(m.sliding_window, s));
+  return static_cast<double>(s);
+}
+
 }  // namespace
 
 // FlashAttention's benchmark count (Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py):
-// forward = 4·b·s_q·s_kv·heads·d (QKᵀ and P·V, 2 FLOPs per multiply-add each), halved when causal because the
-// kernels skip fully masked tiles.
+// forward = 2·b·s_q·s_kv·heads·(d + d_v) (QKᵀ and P·V, 2 FLOPs per multiply-add each; 4·…·d when d_v = d), halved
+// when causal because the kernels skip fully masked tiles. With a sliding window w < s_kv every query sees at most w
+// keys: over the whole sequence Σᵢ min(i, w) ≈ s·w − w²/2 pairs instead of s²/2 [D, continuous approximation], and a
+// CP rank holding s_q = s/c load-balanced queries computes s_q·(w − w²/(2·s_kv)) of them.
 double AttentionShape::forward_flops() const {
-  const double f = 4.0 * static_cast<double>(batch) * static_cast<double>(seq_q) * static_cast<double>(seq_kv) *
-                   static_cast<double>(heads) * static_cast<double>(head_dim);
+  const double sq = static_cast<double>(seq_q), skv = static_cast<double>(seq_kv);
+  const double dims = v_head_dim > 0 ? static_cast<double>(head_dim + v_head_dim) : 2.0 * static_cast<double>(head_dim);
+  if (causal && window > 0 && window < seq_kv) {
+    const double w = static_cast<double>(window);
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(heads) * dims * sq * (w - w * w / (2.0 * skv));
+  }
+  // d_v = d: 4·b·s_q·s_kv·heads·d, evaluated in this order (as before issue 10, so dense results keep every bit).
+  const double f = v_head_dim > 0 ? 2.0 * static_cast<double>(batch) * sq * skv * static_cast<double>(heads) * dims
+                                  : 4.0 * static_cast<double>(batch) * sq * skv * static_cast<double>(heads) *
+                                        static_cast<double>(head_dim);
   return causal ? 0.5 * f : f;
 }
 
 // Forward FLOPs per layer (domain-notes §2; Narayanan et al. 2021 App., generalised to GQA and gated FFNs), for
 // T = b·s tokens: QKV 2·T·h·(a+2g)·d, scores QKᵀ 2·T·a·d·s, attention×V 2·T·a·d·s (full s², no causal halving:
-// Megatron-LM ≤ core v0.11 `num_floating_point_operations` and PaLM App. B), O 2·T·a·d·h, FFN 6·T·h·f gated /
-// 4·T·h·f plain. Bias adds, norms and softmax are not counted (as in all these conventions).
-LayerFlops layer_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s) {
+// Megatron-LM ≤ core v0.11 `num_floating_point_operations` and PaLM App. B; a Sliding layer's queries see min(w, s)
+// keys instead of s), O 2·T·a·d·h, FFN 6·T·h·f gated / 4·T·h·f plain. Bias adds, norms and softmax are not counted
+// (as in all these conventions).
+// MLA (Megatron-LM training.py `num_floating_point_operations`, multi_latent_attention branch, read at d98e8a64):
+// projections 2·T·[h·q_r + q_r·a·(n+r) + h·(kv_r + r) + kv_r·a·(n+v)] (q_proj h·a·(n+r) without q_lora_rank),
+// scores 2·T·a·(n+r)·s, attention×V 2·T·a·v·s, O 2·T·a·v·h. (Megatron also counts the two latent norms as
+// q_r + kv_r FLOPs per token, 10⁻⁵ of a DeepSeek-V3 layer; parsim counts no norms.)
+// MoE (same function, moe_layer_flops / routed-experts terms): routed experts k·(6 or 4)·T·h·f_e, shared experts
+// (6 or 4)·T·h·(n_shared·f_s) — ACTIVE experts only, which is what makes MFU "from active FLOPs". The router GEMM
+// 2·T·h·E (and Qwen2-MoE's shared-expert gate 2·T·h) is executed work but not in Megatron's count: it is in
+// LayerFlops::router, in hardware FLOPs, not in model FLOPs.
+LayerFlops layer_forward_flops(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s) {
   const double T = static_cast<double>(b) * static_cast<double>(s);
   const double h = static_cast<double>(m.hidden), a = m.heads, g = static_cast<double>(m.g());
-  const double d = static_cast<double>(m.d()), f = static_cast<double>(m.ffn_hidden);
+  const double d = static_cast<double>(m.d());
   LayerFlops x;
-  x.qkv = 2 * T * h * (a + 2 * g) * d;
-  x.scores = 2 * T * a * d * static_cast<double>(s);
-  x.attn_v = 2 * T * a * d * static_cast<double>(s);
-  x.out_proj = 2 * T * a * d * h;
-  x.ffn = (m.gated() ? 6 : 4) * T * h * f;
+  if (k.attention == AttentionKind::MLA) {
+    const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
+    const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
+    const double v = static_cast<double>(m.v_head_dim);
+    x.qkv = 2 * T * ((qr > 0 ? h * qr + qr * a * (n + r) : h * a * (n + r)) + h * (kvr + r) + kvr * a * (n + v));
+    x.scores = 2 * T * a * (n + r) * static_cast<double>(s);
+    x.attn_v = 2 * T * a * v * static_cast<double>(s);
+    x.out_proj = 2 * T * a * v * h;
+  } else {
+    const double keys = keys_per_query(m, k, s);
+    x.qkv = 2 * T * h * (a + 2 * g) * d;
+    x.scores = 2 * T * a * d * keys;
+    x.attn_v = 2 * T * a * d * keys;
+    x.out_proj = 2 * T * a * d * h;
+  }
+  const double ffn_mult = m.gated() ? 6 : 4;
+  if (k.ffn == FfnKind::MoE) {
+    x.experts = ffn_mult * T * h * static_cast<double>(m.expert_ffn_hidden) * m.experts_per_token;
+    x.shared = ffn_mult * T * h * static_cast<double>(m.shared_ffn()) * m.shared_experts;
+    x.router = 2 * T * h * m.experts + (m.shared_expert_gate ? 2 * T * h : 0.0);
+  } else {
+    x.ffn = ffn_mult * T * h * static_cast<double>(m.ffn_hidden);
+  }
   return x;
+}
+
+LayerFlops layer_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s) {
+  return layer_forward_flops(m, representative_kind(m), b, s);
 }
 
 // LM head: 2·h·V per token (real vocabulary, Megatron's `V/(2Lh)` term).
@@ -51,9 +110,16 @@ double lm_head_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s)
 }
 
 // Training = 3 × forward (backward = dgrad + wgrad = 2 × forward; Narayanan et al. 2021, Megatron training.py).
-// Equals Megatron ≤ v0.11: 12·B·s·L·h²·[(1 + g/a + s/h)(a·d/h) + (f/h)(1.5 if gated) + V/(2Lh)].
+// Dense: equals Megatron ≤ v0.11: 12·B·s·L·h²·[(1 + g/a + s/h)(a·d/h) + (f/h)(1.5 if gated) + V/(2Lh)].
+// MoE / MLA / mixed layers: Megatron-LM megatron/training/training.py `num_floating_point_operations`
+// (transformer_flops, commit d98e8a64): dense FFN layers and MoE layers counted separately (moe_layer_freq /
+// first_k_dense_replace pattern), routed experts × num_experts_routed_to (top-k), shared experts, MLA projections —
+// here layer by layer, so any placement is exact. Differences, both documented: attention over the full s² (parsim's
+// ≤ v0.11 convention; Megatron ≥ v0.12 halves it), the real rather than the padded vocabulary in the LM head.
 double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s) {
-  return 3.0 * (m.layers * layer_forward_flops(m, sequences, s).total() + lm_head_forward_flops(m, sequences, s));
+  double layers = 0;
+  for (const auto& [kind, n] : m.layer_kind_counts()) layers += n * layer_forward_flops(m, kind, sequences, s).model();
+  return 3.0 * (layers + lm_head_forward_flops(m, sequences, s));
 }
 
 // What the GPUs execute: full recompute reruns every layer's forward once more (Narayanan Eq. 3: 96 instead of 72
@@ -61,62 +127,177 @@ double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s) {
 // P·V; Korthikanti et al. 2022 §5 / App. A) — here exactly one more forward of the scores and attention×V GEMMs,
 // 4·B·s²·h per layer for a·d = h, i.e. 72·B·s·L·h²·(1 + 2s/(9h) + V/(12Lh)) [D]. (Korthikanti App. A, as quoted in
 // domain-notes §2, prints s/(3h) for the middle term: 12·B·s²·h more per layer, a whole extra forward + backward
-// of the core rather than one forward.)
+// of the core rather than one forward.) The MoE router GEMMs (fwd + dgrad + wgrad) are executed but not model FLOPs.
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r) {
-  const LayerFlops fwd = layer_forward_flops(m, sequences, s);
-  double extra = 0;
-  if (r == Recompute::Full) extra = m.layers * fwd.total();
-  if (r == Recompute::Selective) extra = m.layers * (fwd.scores + fwd.attn_v);
-  return model_flops(m, sequences, s) + extra;
+  double extra = 0, router = 0;
+  for (const auto& [kind, n] : m.layer_kind_counts()) {
+    const LayerFlops fwd = layer_forward_flops(m, kind, sequences, s);
+    router += n * fwd.router;
+    if (r == Recompute::Full) extra += n * fwd.total();
+    if (r == Recompute::Selective) extra += n * (fwd.scores + fwd.attn_v);
+  }
+  return model_flops(m, sequences, s) + 3.0 * router + extra;
 }
 
-// One TP×CP rank's forward work for a micro-batch of b sequences of length s (Megatron-LM partitioning,
+// Megatron training.py: MTP adds, per module, `2·h·h` (eh_proj) and `3·h` (norms) per token ×6, one more layer of the
+// last layer's kind, and one more logits GEMM; here the norms are left out as everywhere in parsim.
+double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s) {
+  if (m.mtp_layers <= 0) return 0.0;
+  const double T = static_cast<double>(sequences) * static_cast<double>(s), h = static_cast<double>(m.hidden);
+  const double fwd = 2.0 * T * 2.0 * h * h + layer_forward_flops(m, m.layer(m.layers - 1), sequences, s).model() +
+                     lm_head_forward_flops(m, sequences, s);
+  return 3.0 * m.mtp_layers * fwd;
+}
+
+double moe_routed_tokens(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp, bool sp,
+                         const ExpertSplit& x) {
+  require_split(b, s, tp, cp);
+  require_experts(m, x);
+  const double tokens = static_cast<double>(b) * static_cast<double>(s / cp);
+  const double etp = x.etp > 0 ? x.etp : tp;
+  // Megatron-Core MoE token dispatchers: the layer input is the rank's SP shard (b·s/(c·t) tokens); the ETP group
+  // all-gathers its members' routed tokens so each expert rank computes its slice f/etp for all of them. Without SP
+  // the TP peers hold the same tokens and the ETP group (= the TP group) adds none.
+  const double distinct = sp ? tokens / tp * etp : tokens;
+  return static_cast<double>(m.experts_per_token) * distinct * x.imbalance;
+}
+
+std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector<std::int64_t>& tokens_per_expert,
+                                           int etp) {
+  require(etp >= 1, "expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
+  require(m.is_moe(), "model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
+  const std::int64_t f_r = ceil_div(m.expert_ffn_hidden, etp);
+  std::vector<GemmShape> out;
+  out.reserve(2 * tokens_per_expert.size());
+  for (const std::int64_t n : tokens_per_expert) {
+    require(n >= 0, "tokens per expert must not be negative, got " + std::to_string(n));
+    if (n == 0) continue;
+    out.push_back({"expert_fc1", n, (m.gated() ? 2 : 1) * f_r, m.hidden, GemmKind::RoutedExpert});
+    out.push_back({"expert_fc2", n, m.hidden, f_r, GemmKind::RoutedExpert});
+  }
+  return out;
+}
+
+// One rank's forward work for a micro-batch of b sequences of length s (Megatron-LM partitioning,
 // Shoeybi et al. 2019 §3; CP splits tokens, Megatron context_parallel.md). Token dimension m = b·s/c.
 //   qkv      [m × (a/t + 2·kv_r)·d] = [m × h]·W   column-parallel; kv_r = KV heads per rank = ⌈g/t⌉, i.e. g/t, or 1
 //                                                 when t > g (each KV head replicated t/g times, see params.cpp)
 //   out_proj [m × h] = [m × a·d/t]·W              row-parallel
 //   ffn_in   [m × (2f or f)/t] = [m × h]·W        column-parallel; gate and up fused as in Megatron's linear_fc1
 //   ffn_out  [m × h] = [m × f/t]·W                row-parallel
+// MLA (Megatron-Core multi_latent_attention.py): q_down [m_sp × q_r] and kv_down [m_sp × (kv_r + r)] are duplicated
+// linears on the rank's SP shard (m_sp = m/t with SP, m without), then the latents are gathered: q_up
+// [m × a/t·(n+r)] (or q_proj from h without q_lora_rank), kv_up [m × a/t·(n+v)], out_proj [m × h] from a/t·v.
+// MoE layer (Megatron-Core MoELayer): router [m_sp × E] on the SP shard, replicated weight; shared experts as a dense
+// MLP of n_shared·f_s split over t (Qwen2-MoE's gate [m × 1]); routed experts: the local experts (E/ep) share the
+// rank's routed pairs R = moe_routed_tokens (imbalance included) equally, ⌈R/(E/ep)⌉ tokens each, as grouped GEMMs
+// of f_e/etp (routed_expert_gemms).
 // Heads and f are rounded up when t does not divide them (plans reject such degrees; this keeps shapes non-zero).
 //
 // elementwise_bytes_fwd — an ESTIMATE of the HBM bytes the memory-bound kernels move in the forward pass, with e =
 // bytes per activation element. Per token with a hidden-sized tensor (÷t under SP, where these kernels run on the
 // token shard):
 //   norms        read h + write h each              norm_layers · 2h·e
-//   residual add read 2h + write h, twice           6h·e
+//   residual add read 2h + write h, twice           6h·e (parallel attention: one add of three, read 3h write h:
+//                                                    4h·e)
 //   dropout      1-byte mask per hidden dropout      2h  (only when m.dropout; O and FFN-out biases are fused into
 //                                                        Megatron's bias-dropout-add, so they add nothing)
+//   MLA latent norms  read + write q_r and kv_r      2·(q_r + kv_r)·e
+//   MoE router   read logits, write fp32 scores     (e + 4)·E; permute + unpermute read + write k·h each: 4·k·h·e
 // Per token on the rank's head/FFN shard (never ÷t by SP: already split by TP):
-//   rotary       read + write Q and K               2·(a/t + kv_r)·d·e   (RoPE only)
-//   activation   gated: read gate, up, write out    3·(f/t)·e; plain: read, write 2·(f/t)·e (FFN-in bias fused)
+//   rotary       read + write Q and K               2·(a/t + kv_r)·d·e·rotary_fraction (RoPE only; MLA: the rope
+//                                                    parts 2·(a/t + 1)·r·e)
+//   q/k norms    read + write Q and K               2·(a/t + kv_r)·d·e
+//   activation   gated: read gate, up, write out    3·(f/t)·e; plain: read, write 2·(f/t)·e (FFN-in bias fused);
+//                                                   MoE: the shared experts' n·f_s/t per token, and 3·(f_e/etp)·e
+//                                                   per routed pair R
 // Not counted: softmax, masking and attention dropout (inside the flash kernel), QKV bias (GEMM epilogue), fp8
-// casts.
-LayerWork layer_work(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp, bool sp, Precision p) {
+// casts, the ETP all-gather copies.
+LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, int tp, int cp, bool sp,
+                     Precision p, const ExpertSplit& x) {
   require_split(b, s, tp, cp);
   const std::int64_t t = tp, h = m.hidden, d = m.d(), tokens = b * (s / cp);
-  const std::int64_t a_r = ceil_div(m.heads, t), kv_r = ceil_div(m.g(), t), f_r = ceil_div(m.ffn_hidden, t);
-  LayerWork w;
-  w.gemms = {
-      {"qkv", tokens, (a_r + 2 * kv_r) * d, h},
-      {"out_proj", tokens, h, a_r * d},
-      {"ffn_in", tokens, (m.gated() ? 2 : 1) * f_r, h},
-      {"ffn_out", tokens, h, f_r},
-  };
-  w.attention = AttentionShape{b, a_r, s / cp, s, d, true};
-
+  const std::int64_t sp_tokens = sp ? ceil_div(tokens, t) : tokens;
+  const std::int64_t a_r = ceil_div(m.heads, t), kv_r = ceil_div(m.g(), t);
   const double e = activation_element_bytes(p), hd = static_cast<double>(h);
   const double hidden_tokens = static_cast<double>(tokens) / (sp ? tp : 1);
-  double per_hidden_token = (2.0 * m.norm_layers + 6.0) * hd * e + (m.dropout ? 2.0 * hd : 0.0);
-  double per_token = (m.gated() ? 3.0 : 2.0) * static_cast<double>(f_r) * e;
-  if (m.position == PositionKind::RoPE) per_token += 2.0 * static_cast<double>((a_r + kv_r) * d) * e;
-  w.elementwise_bytes_fwd = hidden_tokens * per_hidden_token + static_cast<double>(tokens) * per_token;
+  LayerWork w;
+  w.gemms.reserve(k.ffn == FfnKind::MoE ? 8 + 2 * static_cast<std::size_t>(m.experts) : 7);
+  double per_hidden_token = (2.0 * m.norm_layers + (m.parallel_attention ? 4.0 : 6.0)) * hd * e +
+                            (m.dropout ? 2.0 * hd : 0.0);
+  double per_token = 0;
+
+  if (k.attention == AttentionKind::MLA) {
+    const std::int64_t qr = m.q_lora_rank, kvr = m.kv_lora_rank, n = m.qk_nope_head_dim, r = m.qk_rope_head_dim,
+                       v = m.v_head_dim;
+    if (qr > 0) {
+      w.gemms.push_back({"q_down", sp_tokens, qr, h, GemmKind::Attention});
+      w.gemms.push_back({"q_up", tokens, a_r * (n + r), qr, GemmKind::Attention});
+    } else {
+      w.gemms.push_back({"q_proj", tokens, a_r * (n + r), h, GemmKind::Attention});
+    }
+    w.gemms.push_back({"kv_down", sp_tokens, kvr + r, h, GemmKind::Attention});
+    w.gemms.push_back({"kv_up", tokens, a_r * (n + v), kvr, GemmKind::Attention});
+    w.gemms.push_back({"out_proj", tokens, h, a_r * v, GemmKind::Attention});
+    w.attention = AttentionShape{b, a_r, s / cp, s, n + r, true, 0, v};
+    per_hidden_token += 2.0 * static_cast<double>(qr + kvr) * e;
+    if (m.position == PositionKind::RoPE) per_token += 2.0 * static_cast<double>((a_r + 1) * r) * e;
+  } else {
+    w.gemms.push_back({"qkv", tokens, (a_r + 2 * kv_r) * d, h, GemmKind::Attention});
+    w.gemms.push_back({"out_proj", tokens, h, a_r * d, GemmKind::Attention});
+    const std::int64_t window = k.attention == AttentionKind::Sliding ? m.sliding_window : 0;
+    w.attention = AttentionShape{b, a_r, s / cp, s, d, true, window, 0};
+    if (m.position == PositionKind::RoPE) {
+      const double rot = 2.0 * static_cast<double>((a_r + kv_r) * d) * e;
+      per_token += m.rotary_fraction == 1.0 ? rot : rot * m.rotary_fraction;
+    }
+    if (m.qk_norm != QkNorm::None) per_token += 2.0 * static_cast<double>((a_r + kv_r) * d) * e;
+  }
+
+  const double act_reads = m.gated() ? 3.0 : 2.0;
+  if (k.ffn == FfnKind::MoE) {
+    const ExpertSplit split{x.ep, x.etp > 0 ? x.etp : tp, x.imbalance};
+    require_experts(m, split);
+    const std::int64_t router_tokens = sp_tokens;
+    w.gemms.push_back({"router", router_tokens, m.experts, h, GemmKind::Router});
+    if (m.shared_experts > 0) {
+      const std::int64_t fs_r = ceil_div(m.shared_experts * m.shared_ffn(), t);
+      w.gemms.push_back({"shared_in", tokens, (m.gated() ? 2 : 1) * fs_r, h, GemmKind::SharedExpert});
+      w.gemms.push_back({"shared_out", tokens, h, fs_r, GemmKind::SharedExpert});
+      if (m.shared_expert_gate) w.gemms.push_back({"shared_gate", tokens, 1, h, GemmKind::SharedExpert});
+      per_token += act_reads * static_cast<double>(fs_r) * e;
+    }
+    const double received = moe_routed_tokens(m, b, s, tp, cp, sp, split);
+    const int local = std::max(1, m.experts / split.ep);
+    const auto per_expert = static_cast<std::int64_t>(std::ceil(received / local - 1e-9));
+    const auto routed = routed_expert_gemms(m, std::vector<std::int64_t>(static_cast<std::size_t>(local), per_expert),
+                                            split.etp);
+    w.gemms.insert(w.gemms.end(), routed.begin(), routed.end());
+    w.routed_tokens_sent = static_cast<double>(m.experts_per_token) * static_cast<double>(router_tokens);
+    w.routed_tokens_received = received;
+    const double fe_r = static_cast<double>(ceil_div(m.expert_ffn_hidden, split.etp));
+    const double elementwise_moe =
+        static_cast<double>(router_tokens) * (e + 4.0) * m.experts + 4.0 * w.routed_tokens_sent * hd * e +
+        received * act_reads * fe_r * e;
+    w.elementwise_bytes_fwd = elementwise_moe;
+  } else {
+    const std::int64_t f_r = ceil_div(m.ffn_hidden, t);
+    w.gemms.push_back({"ffn_in", tokens, (m.gated() ? 2 : 1) * f_r, h, GemmKind::Ffn});
+    w.gemms.push_back({"ffn_out", tokens, h, f_r, GemmKind::Ffn});
+    per_token += act_reads * static_cast<double>(f_r) * e;
+  }
+  w.elementwise_bytes_fwd += hidden_tokens * per_hidden_token + static_cast<double>(tokens) * per_token;
   return w;
+}
+
+LayerWork layer_work(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp, bool sp, Precision p) {
+  return layer_work(m, representative_kind(m), b, s, tp, cp, sp, p, ExpertSplit{1, tp, 1.0});
 }
 
 // Output layer GEMM: column-parallel over Megatron's padded vocabulary (padded_vocab(V, t) / t columns per rank).
 GemmShape lm_head_gemm(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp) {
   require_split(b, s, tp, cp);
-  return GemmShape{"lm_head", b * (s / cp), padded_vocab(m.vocab, tp) / tp, m.hidden};
+  return GemmShape{"lm_head", b * (s / cp), padded_vocab(m.vocab, tp) / tp, m.hidden, GemmKind::Ffn};
 }
 
 }  // namespace parsim

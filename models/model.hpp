@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parsim {
@@ -17,17 +18,38 @@ enum class FfnActivation { SwiGLU, GeLU, ReLU2 };  // SwiGLU = gated FFN (3 weig
 enum class NormKind { RMSNorm, LayerNorm };
 enum class PositionKind { RoPE, Learned, ALiBi };
 
+// What one transformer layer is (issue 10: layers are no longer uniform — DeepSeek's first dense layers, Qwen-MoE's
+// sparse step and mlp_only_layers, GPT-OSS's and Gemma 2's alternating sliding-window attention).
+//   Full     multi-head / grouped-query attention over every earlier key (causal)
+//   Sliding  the same projections, each query attending to at most `sliding_window` keys (Beltagy et al. 2020;
+//            Mistral 7B, Jiang et al. 2023 §2)
+//   MLA      DeepSeek's multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434 §2.1): low-rank
+//            compressed Q and KV, decoupled RoPE key
+enum class AttentionKind { Full, Sliding, MLA };
+enum class FfnKind { Dense, MoE };  // MoE: router + routed experts (+ shared experts)
+struct LayerKind {
+  AttentionKind attention = AttentionKind::Full;
+  FfnKind ffn = FfnKind::Dense;
+  bool operator==(const LayerKind&) const = default;
+};
+std::string to_string(AttentionKind k);
+std::string to_string(FfnKind k);
+
+// Normalisation of queries and keys before RoPE: Qwen3 per head (RMSNorm of size d, shared by the heads), OLMo 2 and
+// OLMoE over the whole projection (RMSNorm of size a·d for Q, g·d for K).
+enum class QkNorm { None, PerHead, Full };
+
 struct ModelSpec {
   std::string name;
   int layers = 0;
   std::int64_t hidden = 0;
   int heads = 0;
   int kv_heads = 0;
-  std::int64_t ffn_hidden = 0;
+  std::int64_t ffn_hidden = 0;  // inner size of a DENSE FFN layer (MoE layers use expert_ffn_hidden)
   std::int64_t vocab = 0;       // real (unpadded) vocabulary
   std::int64_t seq_len = 0;     // default training sequence length (also the learned-position table size)
   FfnActivation activation = FfnActivation::SwiGLU;
-  std::int64_t head_dim = 0;    // resolved: explicit head_dim or hidden / heads
+  std::int64_t head_dim = 0;    // resolved: explicit head_dim or hidden / heads (MLA: qk_nope + qk_rope)
   bool tied_embeddings = false;
   bool bias = false;
   NormKind norm = NormKind::RMSNorm;
@@ -42,16 +64,48 @@ struct ModelSpec {
   // Training applies dropout (attention-probability and hidden dropout, GPT-2/3 and Megatron's 0.1 defaults). Only
   // activation memory depends on it (1-byte masks, Korthikanti 2022 §4.1); Llama-family training uses none.
   bool dropout = false;
-  int norm_layers = 2;  // norm layers per transformer layer: 2 (pre-attention, pre-FFN); Gemma 2 has 4
+  int norm_layers = 2;  // norm layers per transformer layer: 2 (pre-attention, pre-FFN); Gemma 2 has 4; Falcon-7B 1
 
-  // ---- mixture of experts (issue 10; the models engineer extends this block) ----
+  // ---- attention variants (issue 10) ----
+  QkNorm qk_norm = QkNorm::None;
+  // Attention and FFN read the same layer input and their outputs are added to it together (GPT-J; GPT-NeoX
+  // use_parallel_residual; Falcon parallel_attn). Same parameters and FLOPs; fewer stored activations.
+  bool parallel_attention = false;
+  double rotary_fraction = 1.0;      // share of each head's dimensions that RoPE rotates (GPT-NeoX rotary_pct 0.25)
+  std::int64_t sliding_window = 0;   // keys a Sliding layer attends to (0: no sliding-window layers)
+  bool attention_sinks = false;      // GPT-OSS: one learned sink logit per head and layer (a parameters per layer)
+  // Multi-head latent attention (attention == MLA on every layer; DeepSeek-V2/V3 config names). kv_heads = heads.
+  bool mla = false;
+  std::int64_t q_lora_rank = 0;      // 0: queries projected directly from the hidden state (DeepSeek-V2-Lite)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+
+  // ---- mixture of experts (issue 10) ----
   // experts == 0 for dense models. Names follow the parsim model JSON keys of issue 10.
   int experts = 0;                      // routed experts per MoE layer
   int experts_per_token = 0;            // top-k routed experts per token
   std::int64_t expert_ffn_hidden = 0;   // FFN inner size of one routed expert
   int shared_experts = 0;               // always-active shared experts per MoE layer
-  bool is_moe() const { return experts > 0; }
+  std::int64_t shared_expert_ffn_hidden = 0;  // FFN inner size of ONE shared expert (0: expert_ffn_hidden)
+  bool shared_expert_gate = false;      // Qwen2-MoE: sigmoid gate Linear(h, 1) on the shared expert's output
+  bool router_bias = false;             // GPT-OSS: the router Linear has a bias (E parameters)
+  bool expert_bias = false;             // GPT-OSS: every expert's gate/up and down projections have biases
+  // Group-limited routing (DeepSeek-V3 n_group / topk_group: the experts form `expert_groups` groups and a token
+  // picks its experts from at most `expert_groups_per_token` groups — with one group per node this bounds how many
+  // nodes a token's dispatch reaches, DeepSeek-AI 2024 arXiv 2412.19437 §2.1.2). 0 when the model does not limit it.
+  int expert_groups = 0;
+  int expert_groups_per_token = 0;
+  // Multi-token-prediction modules (DeepSeek-V3 num_nextn_predict_layers): one extra transformer layer each, with
+  // its own norms and a 2h→h projection, sharing the embedding and the output head. Counted SEPARATELY (ParamCounts
+  // .mtp, mtp_forward_flops), never in the main model's totals.
+  int mtp_layers = 0;
 
+  // Per-layer kinds when layers differ; empty when every layer is uniform_kind(). Size `layers` otherwise.
+  std::vector<LayerKind> layer_kinds;
+
+  bool is_moe() const { return experts > 0; }
   // Gated FFN (3 weight matrices): SwiGLU, and also the GeGLU of Gemma, which has the same shapes and FLOPs.
   bool gated() const { return activation == FfnActivation::SwiGLU; }
   // head_dim / kv_heads as the formulas use them: the stored value, or the default when a hand-built spec left 0.
@@ -60,86 +114,194 @@ struct ModelSpec {
   bool has_qkv_bias() const { return bias || qkv_bias; }
   bool has_out_bias() const { return bias || out_bias; }
   bool has_ffn_bias() const { return bias || ffn_bias; }
+  std::int64_t shared_ffn() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
+  // The kind every layer has when layer_kinds is empty: MLA if mla, Sliding if a window is set, else Full; MoE if
+  // the model has experts.
+  LayerKind uniform_kind() const;
+  // "What is layer i" (0-based, i < layers).
+  LayerKind layer(int i) const;
+  bool uniform_layers() const;
+  // Layers of layers [first, last) that have kind k.
+  int count_layers(LayerKind k, int first = 0, int last = -1) const;
+  // The distinct kinds of layers [first, last) with how many layers have each, in order of first appearance.
+  std::vector<std::pair<LayerKind, int>> layer_kind_counts(int first = 0, int last = -1) const;
 };
 
 // ---- loading (model_io.cpp) ----
-// A built-in preset name (case-insensitive, aliases allowed), a parsim model JSON file, or a Hugging Face
-// config.json (recognised by its keys). Throws InputError for every bad input class listed in the README.
+// A built-in preset name (case-insensitive, aliases allowed), a parsim model JSON file, a Hugging Face config.json
+// (recognised by its keys), or a directory holding a config.json (`--model ./Llama-3.1-8B/`). Throws InputError for
+// every bad input class listed in the README.
 // Policies (details in model_io.cpp): parsim JSON `kv_heads` is optional (default `heads`), `"bias"` also accepts
-// "qkv", optional `"dropout"` (default false). HF configs: families llama, mistral, qwen2, gemma, gemma2, gpt2;
-// shape keys read, known shape-neutral keys ignored, any other key is an error; RoPE models get
-// seq_len = min(max_position_embeddings, 8192), learned-position models n_positions. The returned spec is validated
-// and has head_dim resolved.
+// "qkv", optional `"dropout"` (default false), MoE / MLA / sliding-window keys (docs/cli.md). HF configs: families
+// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gpt2, phi3, olmo2, olmoe, falcon,
+// gpt_neox, deepseek_v2, deepseek_v3, gpt_oss; shape keys read, known shape-neutral keys ignored, any other key is an
+// error; RoPE models get seq_len = min(max_position_embeddings, 8192), learned-position models n_positions. The
+// returned spec is validated and has head_dim resolved.
 ModelSpec resolve_model(const std::string& name_or_path);
 std::vector<std::string> model_preset_names();
-// Checks sizes are positive, heads divide hidden unless head_dim is given, kv_heads divides heads.
+// Checks sizes are positive, heads divide hidden unless head_dim is given, kv_heads divides heads, and the MoE / MLA /
+// window / layer-kind fields agree with each other.
 void validate_model(const ModelSpec& m);
 
 // ---- parameters (params.cpp) ----
 // Megatron pads the vocabulary to a multiple of divisible_by × tp (megatron/training/vocab_utils.py).
 std::int64_t padded_vocab(std::int64_t vocab, int tp, int divisible_by = 128);
 
+// Exact parameters of one layer of kind k.
+struct LayerParams {
+  std::int64_t attention = 0;  // projections (+ biases, q/k norms, MLA's two latent norms, attention sinks)
+  std::int64_t ffn = 0;        // dense FFN; for an MoE layer every routed expert (experts × expert)
+  std::int64_t expert = 0;     // one routed expert (0 in a dense layer)
+  std::int64_t shared = 0;     // shared experts (+ their gate)
+  std::int64_t router = 0;     // router weight (+ bias)
+  std::int64_t norms = 0;      // the layer's norms (pre/post attention and FFN)
+  std::int64_t total() const { return attention + ffn + shared + router + norms; }
+  // What one token uses: everything but the routed experts it is not sent to (= total in a dense layer).
+  std::int64_t active(int experts_per_token) const {
+    return attention + (expert > 0 ? experts_per_token * expert : ffn) + shared + router + norms;
+  }
+};
+LayerParams layer_params(const ModelSpec& m, LayerKind k);
+
 struct ParamCounts {
+  // Layer 0's breakdown (for uniform models: every layer's); non-uniform models: layer_params(m, m.layer(i)).
   std::int64_t attention_per_layer = 0;  // Q, K, V, O weights (+ biases)
-  std::int64_t mlp_per_layer = 0;        // FFN weights (+ biases)
-  std::int64_t norms_per_layer = 0;      // the layer's two norms
+  std::int64_t mlp_per_layer = 0;        // FFN weights (+ biases); MoE: routed + shared experts + router
+  std::int64_t norms_per_layer = 0;      // the layer's norms
   std::int64_t per_layer = 0;            // sum of the three above
+  std::int64_t layers = 0;               // all transformer layers together
+  std::int64_t routed_experts = 0;       // all routed-expert parameters (what expert parallelism shards)
   std::int64_t embedding = 0;            // V·h (real vocabulary)
   std::int64_t positions = 0;            // learned position table, else 0
   std::int64_t lm_head = 0;              // V·h when untied, else 0
   std::int64_t final_norm = 0;
-  std::int64_t total = 0;                // exact total, embeddings included, tied matrix once
+  std::int64_t total = 0;                // exact total, embeddings included, tied matrix once, MTP excluded
+  // What one token uses: total minus the routed experts it is not sent to (Mixtral's 12.9 B of 46.7 B). Embedding
+  // and LM head included, as Mistral counts; DeepSeek and OpenAI quote active counts without the input embedding
+  // (active − embedding). Equals total for dense models.
+  std::int64_t active = 0;
+  // Multi-token-prediction modules (not in total): per module one layer of the last layer's kind + enorm, hnorm and
+  // the final norm (3h) + the 2h→h projection; the embedding and output head are shared with the main model.
+  std::int64_t mtp = 0;
+  std::int64_t mtp_active = 0;
 };
 ParamCounts count_params(const ModelSpec& m);
 
-// Parameters one TP rank holds (Megatron partitioning: QKV/FFN-in column-parallel, O/FFN-out row-parallel, norms
-// and row-parallel biases replicated; vocabulary padded for tp).
+// Parameters one rank holds of one layer of kind k, under Megatron-Core's partitioning: attention and dense FFN /
+// shared experts split by TP (column-parallel in, row-parallel out, row biases and norms replicated), MLA's two
+// down-projections and latent norms replicated ("duplicated" linear), router replicated; routed experts: experts/ep
+// local experts, each split by etp (expert tensor parallel; 0 means etp = tp). `dense` is reduced over the
+// data-parallel group, `expert` over the expert-data-parallel group.
+struct RankParams {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep = 1, int etp = 0);
+// The same for the representative layer (see representative_kind below) with ep = 1, etp = tp.
 double layer_params_per_tp_rank(const ModelSpec& m, int tp);
 double embedding_params_per_tp_rank(const ModelSpec& m, int tp);  // padded V·h/t (+ learned positions, replicated)
 double lm_head_params_per_tp_rank(const ModelSpec& m, int tp);    // padded V·h/t + final norm; with tied embeddings
                                                                   // and pp > 1 Megatron keeps a copy on the last stage,
                                                                   // so callers decide whether to count it.
 
+// The kind the kind-less functions below (layer_work, layer_forward_flops, activation_bytes_per_layer,
+// layer_params_per_tp_rank without a LayerKind) use: the kind of every layer when layers are uniform; when only the
+// attention differs between Full and Sliding layers, Full (attention counted over all keys, the conservative
+// pre-issue-10 behaviour). Throws InputError when layers mix dense and MoE FFNs (DeepSeek, Qwen-MoE with
+// mlp_only_layers): a single per-layer figure would be wrong for every pipeline stage — use the LayerKind overloads.
+LayerKind representative_kind(const ModelSpec& m);
+
 // ---- work per layer (flops.cpp) ----
-// One matrix multiply C[m×n] = A[m×k]·B[k×n] as one TP rank runs it in the forward pass; m is the token dimension.
+// What a GEMM belongs to, for callers that schedule or overlap parts of a layer separately.
+enum class GemmKind { Attention, Ffn, Router, SharedExpert, RoutedExpert };
+// One matrix multiply C[m×n] = A[m×k]·B[k×n] as one rank runs it in the forward pass; m is the token dimension.
 struct GemmShape {
   const char* name;
   std::int64_t m, n, k;
+  GemmKind kind = GemmKind::Attention;
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 // The attention core (QKᵀ, softmax, ·V) as one TP×CP rank runs it: heads = a/t, seq_q = s/c (local queries),
-// seq_kv = s (all keys, visited over the CP ring), causal.
+// seq_kv = s (all keys, visited over the CP ring), causal; window > 0 limits every query to its last `window` keys;
+// v_head_dim (0: head_dim) differs from head_dim under MLA.
 struct AttentionShape {
   std::int64_t batch = 0, heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;
-  // FLOPs of QKᵀ and AV in the forward pass, skipping masked tiles when causal (FlashAttention's count).
+  std::int64_t window = 0;
+  std::int64_t v_head_dim = 0;
+  // FLOPs of QKᵀ and AV in the forward pass over the (query, key) pairs the kernel computes (FlashAttention's count:
+  // masked tiles skipped when causal or windowed).
   double forward_flops() const;
 };
-struct LayerWork {
-  std::vector<GemmShape> gemms;       // forward GEMMs of one layer on one TP×CP rank: qkv, out_proj, ffn_in(s), ffn_out
-  AttentionShape attention;
-  double elementwise_bytes_fwd = 0;   // HBM bytes moved by norms, activation function, residual adds, rotary, dropout
+// Expert placement for per-rank work: ep ranks share the routed experts (experts/ep each), each expert split over
+// etp ranks (0: etp = tp); imbalance = tokens routed to the busiest expert rank over the mean (1 = balanced).
+struct ExpertSplit {
+  int ep = 1;
+  int etp = 0;
+  double imbalance = 1.0;
 };
+struct LayerWork {
+  // Forward GEMMs of one layer on one rank, in execution order: attention projections (MLA: q_down, q_up or q_proj,
+  // kv_down, kv_up, out_proj), then either the dense FFN or the MoE block (router, shared experts, routed experts of
+  // the local experts at their token counts). GemmShape::kind tells them apart.
+  std::vector<GemmShape> gemms;
+  AttentionShape attention;
+  double elementwise_bytes_fwd = 0;   // HBM bytes moved by norms, activation function, residual adds, rotary, dropout,
+                                      // MoE permutation
+  // MoE layers: (token, expert) pairs this rank's tokens send to the dispatch (k × tokens entering the layer) and
+  // the pairs its local experts receive (busiest rank); 0 for dense layers.
+  double routed_tokens_sent = 0;
+  double routed_tokens_received = 0;
+};
+LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, int tp, int cp, bool sp,
+                     Precision p, const ExpertSplit& x = {});
+// Representative layer (representative_kind), ep = 1, etp = tp, balanced routing.
 LayerWork layer_work(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp, bool sp, Precision p);
 GemmShape lm_head_gemm(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp);  // padded vocab / t
 
+// The routed experts' grouped GEMM as a list: for each local expert e with tokens_per_expert[e] tokens, fc1
+// [tokens × (2 if gated else 1)·f_e/etp × h] then fc2 [tokens × h × f_e/etp] (Megatron GroupedMLP / TEGroupedMLP
+// linear_fc1, linear_fc2). Experts that receive no token contribute no GEMM.
+std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector<std::int64_t>& tokens_per_expert,
+                                           int etp);
+// (token, expert) pairs one expert rank processes for one micro-batch: k · T · imbalance with T the distinct
+// tokens the rank's ETP group brings (b·s/c, or its SP shard b·s/(c·t)·etp when SP splits tokens over TP) — under
+// balanced routing independent of ep (each of ep ranks sends k·T pairs and owns experts/ep of the experts).
+double moe_routed_tokens(const ModelSpec& m, std::int64_t b, std::int64_t s, int tp, int cp, bool sp,
+                         const ExpertSplit& x);
+
 // Whole-model FLOP counts (no parallel split), used for MFU/HFU. Multiply-add = 2 FLOPs.
 struct LayerFlops {
-  double qkv = 0, scores = 0, attn_v = 0, out_proj = 0, ffn = 0;
-  double total() const { return qkv + scores + attn_v + out_proj + ffn; }
+  double qkv = 0, scores = 0, attn_v = 0, out_proj = 0;
+  double ffn = 0;      // dense FFN
+  double experts = 0;  // MoE: the k routed experts each token visits
+  double shared = 0;   // MoE: shared experts
+  double router = 0;   // MoE: the router GEMM 2·h·E per token
+  // Everything executed.
+  double total() const { return qkv + scores + attn_v + out_proj + ffn + experts + shared + router; }
+  // Megatron-Core's model FLOPs: the router GEMM is not counted (num_floating_point_operations).
+  double model() const { return total() - router; }
 };
-// Forward FLOPs of one layer for b sequences of length s, attention counted over the full s² (Megatron-LM ≤ core
-// v0.11 `num_floating_point_operations`, PaLM App. B) — the convention behind parsim's MFU.
-LayerFlops layer_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s);
+// Forward FLOPs of one layer of kind k for b sequences of length s, attention counted over the full s² — over
+// min(window, s) keys per query for Sliding layers — (Megatron-LM ≤ core v0.11 `num_floating_point_operations`, PaLM
+// App. B) — the convention behind parsim's MFU.
+LayerFlops layer_forward_flops(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s);
+LayerFlops layer_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s);  // representative_kind
 double lm_head_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s);  // 2·b·s·h·V (real V)
-// Model FLOPs of one optimizer step over `sequences` sequences: 3 × forward (fwd + dgrad + wgrad).
+// Model FLOPs of one optimizer step over `sequences` sequences: 3 × forward (fwd + dgrad + wgrad), summed over every
+// layer's kind, ACTIVE experts only (Megatron-Core's MoE/MLA throughput formula), MTP modules excluded.
 double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
-// Hardware FLOPs: model FLOPs + what recompute re-executes (full: one more forward of every layer; selective: the
-// attention core's forward, Korthikanti 2022 App. A).
+// Hardware FLOPs: model FLOPs + the router GEMMs + what recompute re-executes (full: one more forward of every layer;
+// selective: the attention core's forward, Korthikanti 2022 App. A).
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r);
+// Training FLOPs (3 × forward) of the MTP modules when they are trained (Megatron --mtp-num-layers): per module the
+// 2h→h projection, one layer of the last layer's kind and its own LM head; 0 when the model has none.
+double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
 
 // ---- activation memory (activations.cpp) — Korthikanti et al. 2022 §4, Table 2, with GQA/SwiGLU/flash
-// adjustments from domain-notes §3. All values in bytes, for ONE micro-batch on ONE rank.
+// adjustments from domain-notes §3 and the MoE / MLA terms documented in activations.cpp. All values in bytes, for ONE
+// micro-batch on ONE rank.
 struct ActivationOptions {
   int tp = 1;
   int cp = 1;
@@ -147,12 +309,20 @@ struct ActivationOptions {
   Recompute recompute = Recompute::None;
   bool flash_attention = true;  // flash kernels never store the s² score/softmax tensors
   Precision precision = Precision::BF16;
+  ExpertSplit experts;          // MoE layers: etp (0 = tp) and routing imbalance; ep does not change activations
 };
 // Bytes kept from a layer's forward until its backward.
+double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
+                                  const ActivationOptions& o);
 double activation_bytes_per_layer(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // Extra bytes alive transiently while one layer runs its backward (with full recompute the layer's activations are
-// regenerated: the no-recompute footprint of one layer).
+// regenerated: the no-recompute footprint of one layer). MoE layers add their dispatch buffers.
+double activation_working_bytes(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
+                                const ActivationOptions& o);
 double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
+// MoE token dispatch: the permuted send buffer (k · tokens entering the layer × h) and the receive buffer (routed
+// pairs × h) alive while an all-to-all runs (0 for dense layers).
+double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // First stage: embedding output / dropout mask kept per micro-batch (Korthikanti §4.3).
 double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // Last stage: logits and loss buffers alive during the output layer's forward/backward (fp32 logits, padded V / t).

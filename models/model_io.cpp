@@ -6,17 +6,33 @@
 //   defaults to `heads` (plain multi-head attention, as in the original Transformer / GPT). Two optional extensions:
 //   `"bias": "qkv"` (biases on the QKV projection only, as Qwen2) besides true/false, and `"dropout": true|false`
 //   (default false; only activation memory depends on it).
+// * parsim JSON, issue 10 (docs/cli.md): MoE `experts`, `experts_per_token`, `expert_ffn_hidden` (default
+//   ffn_hidden), `shared_experts`, `shared_expert_ffn_hidden`, dense-layer placement `first_dense_layers` /
+//   `dense_layers`, `expert_groups` / `expert_groups_per_token`, `mtp_layers`; `attention: "gqa" | "mla"` with the
+//   MLA ranks `q_lora_rank` (0 or null: no query compression), `kv_lora_rank`, `qk_nope_head_dim`,
+//   `qk_rope_head_dim`, `v_head_dim`; `sliding_window` with `sliding_layers` ("all", "even", "odd" or a list of layer
+//   indices); `qk_norm` ("none", "head", "full"), `parallel_attention`, `rotary_fraction`, `attention_sinks`,
+//   `router_bias` (with `"bias": true` every linear layer, experts included, has a bias: GPT-OSS). MoE or MLA detail keys
+//   without `experts` / `attention: "mla"` are errors.
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
-//   `n_layer`). Supported families: llama, mistral, qwen2, gemma, gemma2 (gated FFN, RMSNorm, RoPE) and gpt2 (plain
-//   FFN, LayerNorm, learned positions, biases, tied). Keys fall in three groups: shape keys, which are read; keys
-//   that do not change shapes or FLOPs (token ids, dtype, eps, RoPE base/scaling, sliding-window and soft-capping
-//   knobs, bookkeeping), which are accepted and ignored (kHfHarmless below); everything else — notably MoE keys such
-//   as `num_local_experts` — is an error, because silently ignoring it could change the model's size.
+//   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
+//   olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe, gpt_oss, the MLA + MoE
+//   families deepseek_v2 and deepseek_v3, and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
+//   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
+//   (token ids, dtype, eps, RoPE base/scaling, soft-capping and routing-score knobs, quantisation of the stored
+//   weights, bookkeeping), which are accepted and ignored (kHfHarmless below); everything else — an MoE key in a
+//   dense family's config, a key of an architecture parsim does not model — is an error, because silently ignoring
+//   it could change the model's size. Current transformers re-saves every config with all its class attributes
+//   (`layer_types`, `dtype`, `rope_parameters`, …): those are read or ignored like the rest.
+//   Sliding-window attention is modelled where the family applies it (transformers' per-layer `layer_types`, or the
+//   family's rule when the key is absent): Mistral/Mixtral/Phi-3 every layer when `sliding_window` is set, Gemma 2 and
+//   GPT-OSS every even layer, Qwen2/Qwen3(-MoE) layers from max_window_layers on when use_sliding_window is true.
 //   `max_position_embeddings` is the inference context limit, often after long-context extension (Llama 3.1: 131,072
 //   against 8,192 in pre-training, Dubey et al. 2024 §3.4; Mistral 7B: 32,768 against context_len 8,192, Jiang et
 //   al. 2023 Table 1), so for RoPE models seq_len = min(max_position_embeddings, 8192); `--seq` overrides it. Learned
 //   position tables (GPT-2) are not capped: n_positions is both the table size and the trained length.
 #include "models/model.hpp"
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
@@ -24,6 +40,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 namespace parsim {
@@ -63,9 +80,14 @@ const Preset kPresets[] = {
     {"llama3-8b", nullptr, [] { return gated_rope("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192); }},
     {"llama3-70b", nullptr, [] { return gated_rope("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192); }},
     {"llama3-405b", nullptr, [] { return gated_rope("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192); }},
-    // Mistral 7B — HF mistralai/Mistral-7B-v0.1 config.json; context_len 8192 (Jiang et al. 2023, Table 1; the
-    // 4096-token sliding window is not modelled: attention is counted as full causal).
-    {"mistral-7b", nullptr, [] { return gated_rope("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192); }},
+    // Mistral 7B — HF mistralai/Mistral-7B-v0.1 config.json; context_len 8192 and a 4096-token sliding window on
+    // every layer (Jiang et al. 2023, Table 1 and §2).
+    {"mistral-7b", nullptr,
+     [] {
+       ModelSpec m = gated_rope("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 8192);
+       m.sliding_window = 4096;
+       return m;
+     }},
     // GPT-3 175B — Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads of 128) and §2.1 (n_ctx 2048,
     // d_ff = 4·d_model); GPT-2 BPE vocabulary of 50,257 (Radford et al. 2019); GPT-2 architecture: learned positions,
     // biases, LayerNorm, GeLU, tied embeddings; dropout 0.1 as in Megatron-LM's defaults and Korthikanti 2022 §4.
@@ -105,7 +127,144 @@ FfnActivation parse_activation(const std::string& s, const std::string& ctx) {
   throw InputError(ctx + ": activation '" + s + "' is not valid (choose swiglu, gelu or relu2)");
 }
 
+// ---- layer placement helpers (both formats) ----
+
+// A JSON array of non-negative layer indices, each < layers.
+std::vector<int> layer_index_list(const nlohmann::json& v, int layers, const std::string& ctx, const char* key) {
+  if (!v.is_array())
+    throw InputError(ctx + ": key '" + key + "' must be a list of layer indices, got " + describe_json(v));
+  std::vector<int> out;
+  for (const auto& e : v) {
+    if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= layers)
+      throw InputError(ctx + ": key '" + key + "' holds " + describe_json(e) + ", not a layer index in 0.." +
+                       std::to_string(layers - 1));
+    out.push_back(static_cast<int>(e.get<std::int64_t>()));
+  }
+  return out;
+}
+
+// Stores per-layer kinds, or leaves layer_kinds empty when every layer equals the model's uniform kind.
+void set_layer_kinds(ModelSpec& m, std::vector<LayerKind> kinds) {
+  bool all_uniform = true;
+  for (const LayerKind& k : kinds) all_uniform = all_uniform && k == m.uniform_kind();
+  if (all_uniform) kinds.clear();
+  m.layer_kinds = std::move(kinds);
+}
+
+// Per-layer vectors are allocated only for a sane layer count (a typo like 10^9 layers must be an InputError, not
+// gigabytes of layer kinds); validate_model bounds the parameters.
+constexpr int kMaxLayers = 100000;
+void require_layer_count(int layers, const std::string& ctx) {
+  if (layers > kMaxLayers)
+    throw InputError(ctx + ": " + std::to_string(layers) + " layers is beyond what parsim models (at most " +
+                     std::to_string(kMaxLayers) + ")");
+}
+
+// The per-layer kinds from an FFN placement (is_moe[i]) and an attention placement (sliding[i]).
+void place_layers(ModelSpec& m, const std::vector<bool>& moe, const std::vector<bool>& sliding) {
+  std::vector<LayerKind> kinds(static_cast<std::size_t>(m.layers));
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    kinds[i].ffn = moe[i] ? FfnKind::MoE : FfnKind::Dense;
+    kinds[i].attention = m.mla ? AttentionKind::MLA : (sliding[i] ? AttentionKind::Sliding : AttentionKind::Full);
+  }
+  set_layer_kinds(m, std::move(kinds));
+}
+
 // ---- parsim's own schema ----
+// Issue-10 keys: attention variants, MoE, layer placement (docs/cli.md "Model JSON schema").
+void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m, const std::string& ctx) {
+  // q/k norms, parallel attention, partial rotary.
+  const std::string qk = to_lower(o.opt_str("qk_norm", "none"));
+  if (qk == "none") m.qk_norm = QkNorm::None;
+  else if (qk == "head") m.qk_norm = QkNorm::PerHead;
+  else if (qk == "full") m.qk_norm = QkNorm::Full;
+  else throw InputError(ctx + ": qk_norm '" + qk + "' is not valid (choose none, head or full)");
+  m.parallel_attention = o.opt_bool("parallel_attention", false);
+  m.attention_sinks = o.opt_bool("attention_sinks", false);
+  m.rotary_fraction = o.opt_num("rotary_fraction", 1.0);
+  if (!(m.rotary_fraction > 0.0 && m.rotary_fraction <= 1.0))
+    throw InputError(ctx + ": rotary_fraction " + fmt_num(m.rotary_fraction, 3) + " is not valid (a fraction in (0, 1])");
+
+  // Attention: "gqa" (MHA/GQA, the default) or "mla" with its ranks.
+  const std::string attention = to_lower(o.opt_str("attention", "gqa"));
+  static const char* kMlaKeys[] = {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+  if (attention == "mla") {
+    m.mla = true;
+    m.q_lora_rank = o.opt_int("q_lora_rank", 0);
+    m.kv_lora_rank = o.req_int("kv_lora_rank");
+    m.qk_nope_head_dim = o.req_int("qk_nope_head_dim");
+    m.qk_rope_head_dim = o.req_int("qk_rope_head_dim");
+    m.v_head_dim = o.req_int("v_head_dim");
+    if (o.has("kv_heads") && j.at("kv_heads") != j.at("heads"))
+      throw InputError(ctx + ": attention \"mla\" gives every head its own K and V: kv_heads must equal heads or be "
+                             "left out");
+    m.kv_heads = m.heads;
+    if (o.has("head_dim")) throw InputError(ctx + ": attention \"mla\" takes qk_nope_head_dim + qk_rope_head_dim and "
+                                                  "v_head_dim, not head_dim");
+    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  } else if (attention == "gqa") {
+    for (const char* k : kMlaKeys)
+      if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs \"attention\": \"mla\"");
+  } else {
+    throw InputError(ctx + ": attention '" + attention + "' is not valid (choose gqa or mla)");
+  }
+
+  // Mixture of experts.
+  static const char* kMoeKeys[] = {"experts_per_token", "expert_ffn_hidden", "shared_experts",
+                                   "shared_expert_ffn_hidden", "first_dense_layers", "dense_layers", "expert_groups",
+                                   "expert_groups_per_token", "router_bias"};
+  if (o.has("experts")) {
+    m.experts = narrow_int(o.req_int("experts"), ctx, "experts");
+    m.experts_per_token = narrow_int(o.req_int("experts_per_token"), ctx, "experts_per_token");
+    m.expert_ffn_hidden = o.opt_int("expert_ffn_hidden", m.ffn_hidden);
+    m.shared_experts = narrow_int(o.opt_int("shared_experts", 0), ctx, "shared_experts");
+    m.shared_expert_ffn_hidden = o.opt_int("shared_expert_ffn_hidden", 0);
+    m.expert_groups = narrow_int(o.opt_int("expert_groups", 0), ctx, "expert_groups");
+    m.expert_groups_per_token = narrow_int(o.opt_int("expert_groups_per_token", 0), ctx, "expert_groups_per_token");
+    m.router_bias = o.opt_bool("router_bias", false);
+  } else {
+    for (const char* k : kMoeKeys)
+      if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs 'experts' (the routed experts per MoE layer)");
+  }
+  m.mtp_layers = narrow_int(o.opt_int("mtp_layers", 0), ctx, "mtp_layers");
+  if (m.layers < 1) return;  // validate_model reports it
+  require_layer_count(m.layers, ctx);
+  std::vector<bool> moe(static_cast<std::size_t>(m.layers), m.experts > 0);
+  const std::int64_t first_dense = o.opt_int("first_dense_layers", 0);
+  if (first_dense < 0 || first_dense > m.layers)
+    throw InputError(ctx + ": first_dense_layers " + std::to_string(first_dense) + " is not valid (0.." +
+                     std::to_string(m.layers) + ")");
+  for (std::int64_t i = 0; i < first_dense; ++i) moe[static_cast<std::size_t>(i)] = false;
+  if (o.has("dense_layers"))
+    for (int i : layer_index_list(j.at("dense_layers"), m.layers, ctx, "dense_layers")) moe[static_cast<std::size_t>(i)] = false;
+  o.ignore("dense_layers");
+
+  // Sliding windows: every layer by default, or the layers `sliding_layers` names.
+  m.sliding_window = o.opt_int("sliding_window", 0);
+  if (m.sliding_window < 0)
+    throw InputError(ctx + ": sliding_window must be a positive integer, got " + std::to_string(m.sliding_window));
+  std::vector<bool> sliding(static_cast<std::size_t>(m.layers), m.sliding_window > 0);
+  if (o.has("sliding_layers")) {
+    if (m.sliding_window <= 0) throw InputError(ctx + ": key 'sliding_layers' needs a positive 'sliding_window'");
+    const auto& v = j.at("sliding_layers");
+    if (v.is_string()) {
+      const std::string pat = to_lower(v.get<std::string>());
+      if (pat != "all" && pat != "even" && pat != "odd")
+        throw InputError(ctx + ": sliding_layers '" + pat + "' is not valid (all, even, odd or a list of layer indices)");
+      for (int i = 0; i < m.layers; ++i)
+        sliding[static_cast<std::size_t>(i)] = pat == "all" || (pat == "even") == (i % 2 == 0);
+    } else {
+      std::fill(sliding.begin(), sliding.end(), false);
+      for (int i : layer_index_list(v, m.layers, ctx, "sliding_layers")) sliding[static_cast<std::size_t>(i)] = true;
+    }
+  }
+  o.ignore("sliding_layers");
+  if (m.mla && m.sliding_window > 0)
+    throw InputError(ctx + ": sliding_window is not modelled with attention \"mla\"");
+  place_layers(m, moe, sliding);
+}
+
+
 ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
   StrictObject o(j, ctx);
   ModelSpec m;
@@ -144,6 +303,7 @@ ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
   else if (pos == "alibi") m.position = PositionKind::ALiBi;
   else throw InputError(ctx + ": position '" + pos + "' is not valid (choose rope, learned or alibi)");
   m.dropout = o.opt_bool("dropout", false);
+  parse_parsim_issue10(j, o, m, ctx);
   o.finish();
   return m;
 }
@@ -153,22 +313,38 @@ ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
 const std::set<std::string> kHfHarmless = {
     // bookkeeping and tokenizer ids
     "_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype", "bos_token_id", "eos_token_id",
-    "pad_token_id", "use_cache", "cache_implementation", "initializer_range", "tokenizer_class",
+    "pad_token_id", "use_cache", "cache_implementation", "initializer_range", "tokenizer_class", "auto_map",
+    "_attn_implementation", "_attn_implementation_autoset",
+    // storage format of the released weights (fp8 blocks, MXFP4, GPTQ): the trained shapes are the same
+    "quantization_config",
     // norm epsilons (the norm kind itself follows from the family)
     "rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps",
-    // RoPE frequency base and context-extension scaling: no parameters, same FLOPs
-    "rope_theta", "rope_scaling", "rope_parameters", "use_mrope",
-    // attention variants parsim does not model (attention is counted as full causal; soft-capping is elementwise)
+    // RoPE frequency base and context-extension scaling: no parameters, same FLOPs (a partial rotary factor inside
+    // rope_parameters is read separately)
+    "rope_theta", "rope_scaling", "rope_parameters", "use_mrope", "rotary_emb_base", "rope_interleave",
+    "original_max_position_embeddings", "initial_context_length",
+    // attention knobs without shapes: soft-capping, score scaling, QKV clipping; sliding-window keys of families
+    // that do not apply them (the families that do read them)
     "sliding_window", "sliding_window_size", "use_sliding_window", "max_window_layers", "attn_logit_softcapping",
-    "final_logit_softcapping", "query_pre_attn_scalar",
+    "final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv",
     // Llama: TP degree used by Meta's pre-training (shapes unchanged)
     "pretraining_tp",
+    // MoE routing-score and load-balancing knobs: how experts are picked, not how many or how large
+    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob", "routed_scaling_factor",
+    "scoring_func", "topk_method", "aux_loss_alpha", "seq_aux", "ep_size", "swiglu_limit",
+    // GPT-NeoX: dropout keys its modelling code never read (attention_dropout / hidden_dropout are read);
+    // Falcon: where the residual is taken from
+    "attention_probs_dropout_prob", "hidden_dropout_prob", "classifier_dropout",
+    "apply_residual_connection_post_layernorm",
     // GPT-2: n_ctx duplicates n_positions; attention scaling flags; sequence-summary head used only by GPT2DoubleHeads
     "n_ctx", "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_activation",
     "summary_first_dropout", "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params",
     "output_past", "n_special", "predict_special_tokens"};
 
-enum class HfFamily { Llama, Mistral, Qwen2, Gemma, Gemma2, Gpt2 };
+enum class HfFamily {
+  Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Phi3, Olmo2, Olmoe, DeepseekV2,
+  DeepseekV3, GptOss, Gpt2, Falcon, GptNeox
+};
 
 struct HfKind {
   const char* model_type;
@@ -177,12 +353,24 @@ struct HfKind {
   std::int64_t default_max_positions;  // the HF config class's default for max_position_embeddings / n_positions
 };
 const HfKind kHfKinds[] = {
-    {"llama", "LlamaForCausalLM", HfFamily::Llama, 2048},        // LlamaConfig
-    {"mistral", "MistralForCausalLM", HfFamily::Mistral, 131072}, // MistralConfig: 4096 * 32
-    {"qwen2", "Qwen2ForCausalLM", HfFamily::Qwen2, 32768},        // Qwen2Config
-    {"gemma", "GemmaForCausalLM", HfFamily::Gemma, 8192},         // GemmaConfig
-    {"gemma2", "Gemma2ForCausalLM", HfFamily::Gemma2, 8192},      // Gemma2Config
-    {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},            // GPT2Config
+    {"llama", "LlamaForCausalLM", HfFamily::Llama, 2048},              // LlamaConfig
+    {"mistral", "MistralForCausalLM", HfFamily::Mistral, 131072},       // MistralConfig: 4096 * 32
+    {"mixtral", "MixtralForCausalLM", HfFamily::Mixtral, 131072},       // MixtralConfig: 4096 * 32
+    {"qwen2", "Qwen2ForCausalLM", HfFamily::Qwen2, 32768},              // Qwen2Config
+    {"qwen2_moe", "Qwen2MoeForCausalLM", HfFamily::Qwen2Moe, 32768},    // Qwen2MoeConfig
+    {"qwen3", "Qwen3ForCausalLM", HfFamily::Qwen3, 32768},              // Qwen3Config
+    {"qwen3_moe", "Qwen3MoeForCausalLM", HfFamily::Qwen3Moe, 32768},    // Qwen3MoeConfig
+    {"gemma", "GemmaForCausalLM", HfFamily::Gemma, 8192},               // GemmaConfig
+    {"gemma2", "Gemma2ForCausalLM", HfFamily::Gemma2, 8192},            // Gemma2Config
+    {"phi3", "Phi3ForCausalLM", HfFamily::Phi3, 4096},                  // Phi3Config
+    {"olmo2", "Olmo2ForCausalLM", HfFamily::Olmo2, 2048},               // Olmo2Config
+    {"olmoe", "OlmoeForCausalLM", HfFamily::Olmoe, 4096},               // OlmoeConfig
+    {"deepseek_v2", "DeepseekV2ForCausalLM", HfFamily::DeepseekV2, 2048},  // DeepseekV2Config
+    {"deepseek_v3", "DeepseekV3ForCausalLM", HfFamily::DeepseekV3, 4096},  // DeepseekV3Config
+    {"gpt_oss", "GptOssForCausalLM", HfFamily::GptOss, 131072},         // GptOssConfig
+    {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},                  // GPT2Config
+    {"falcon", "FalconForCausalLM", HfFamily::Falcon, 2048},            // FalconConfig
+    {"gpt_neox", "GPTNeoXForCausalLM", HfFamily::GptNeox, 2048},        // GPTNeoXConfig
 };
 
 std::string hf_supported() {
@@ -225,6 +413,14 @@ FfnActivation hf_gated_activation(const std::string& act, const std::string& ctx
   throw InputError(ctx + ": hidden_act '" + act + "' is not supported (silu, swish, gelu, gelu_pytorch_tanh, gelu_new)");
 }
 
+// Plain (two-matrix) FFN activations: GPT-2 activation_function, Falcon activation, GPT-NeoX hidden_act.
+FfnActivation hf_plain_activation(const std::string& act, const std::string& ctx, const char* key) {
+  const std::string l = to_lower(act);
+  if (l == "relu2") return FfnActivation::ReLU2;
+  if (l.rfind("gelu", 0) == 0) return FfnActivation::GeLU;
+  throw InputError(ctx + ": " + key + " '" + act + "' is not supported (gelu, gelu_new, gelu_fast, relu2)");
+}
+
 std::string hf_name(StrictObject& o, const std::string& path) {
   std::string name = o.opt_str("_name_or_path", "");
   if (!name.empty()) return name;
@@ -234,61 +430,319 @@ std::string hf_name(StrictObject& o, const std::string& path) {
   return utf8_sanitize(p.stem().string());
 }
 
+// The rotary share of each head: `partial_rotary_factor` (Phi-3, transformers ≥ 4.4x; also inside rope_parameters
+// in transformers 5) or GPT-NeoX's `rotary_pct`.
+double hf_rotary_fraction(const nlohmann::json& j, StrictObject& o, double fallback) {
+  double f = fallback;
+  if (j.contains("rope_parameters") && j.at("rope_parameters").is_object() &&
+      j.at("rope_parameters").contains("partial_rotary_factor") &&
+      j.at("rope_parameters").at("partial_rotary_factor").is_number())
+    f = j.at("rope_parameters").at("partial_rotary_factor").get<double>();
+  f = o.opt_num("rotary_pct", f);
+  f = o.opt_num("partial_rotary_factor", f);
+  if (!(f > 0.0 && f <= 1.0))
+    throw InputError(o.context() + ": partial rotary factor " + fmt_num(f, 3) + " is not valid (a fraction in (0, 1])");
+  return f;
+}
+
+// Per-layer sliding flags from transformers' `layer_types` (written by current transformers for the families that
+// have per-layer attention types), or from the family's rule (`rule(i)`) when the key is absent.
+template <class Rule>
+std::vector<bool> hf_sliding_layers(const nlohmann::json& j, StrictObject& o, const ModelSpec& m, Rule rule) {
+  std::vector<bool> out(static_cast<std::size_t>(m.layers), false);
+  if (o.has("layer_types")) {
+    o.ignore("layer_types");
+    const auto& v = j.at("layer_types");
+    if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
+      throw InputError(o.context() + ": key 'layer_types' must list one type per layer (" + std::to_string(m.layers) +
+                       "), got " + describe_json(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string t = v[i].is_string() ? v[i].get<std::string>() : describe_json(v[i]);
+      if (t == "sliding_attention") out[i] = true;
+      else if (t != "full_attention")
+        throw InputError(o.context() + ": layer type '" + t + "' of layer " + std::to_string(i) +
+                         " is not supported (full_attention or sliding_attention)");
+    }
+  } else {
+    o.ignore("layer_types");
+    for (int i = 0; i < m.layers; ++i) out[static_cast<std::size_t>(i)] = rule(i);
+  }
+  bool any = false;
+  for (bool b : out) any = any || b;
+  if (any && m.sliding_window <= 0)
+    throw InputError(o.context() + ": sliding_attention layers need a positive 'sliding_window'");
+  return out;
+}
+
+// GPT-2 family (transformers GPT2Config / modeling_gpt2.py): Conv1D layers with biases, LayerNorm, learned positions,
+// tied head.
+void read_gpt2(const nlohmann::json&, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
+  m.layers = narrow_int(o.req_int("n_layer"), ctx, "n_layer");
+  m.hidden = o.req_int("n_embd");
+  m.heads = narrow_int(o.req_int("n_head"), ctx, "n_head");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = o.opt_int("n_inner", checked_mul(4, m.hidden).value_or(INT64_MAX));  // null or absent: 4·n_embd
+  m.vocab = o.req_int("vocab_size");
+  m.seq_len = o.opt_int("n_positions", kind.default_max_positions);
+  m.activation = hf_plain_activation(o.opt_str("activation_function", "gelu_new"), ctx, "activation_function");
+  m.tied_embeddings = o.opt_bool("tie_word_embeddings", true);
+  m.bias = true;
+  m.norm = NormKind::LayerNorm;
+  m.position = PositionKind::Learned;
+  // GPT2Config defaults: 0.1 for all three dropouts.
+  const double resid = o.opt_num("resid_pdrop", 0.1), attn = o.opt_num("attn_pdrop", 0.1);
+  const double embd = o.opt_num("embd_pdrop", 0.1);
+  m.dropout = resid > 0 || attn > 0 || embd > 0;
+}
+
+// Falcon (transformers FalconConfig / modeling_falcon.py): fused query_key_value of (a + 2g)·d with g = num_kv_heads
+// under new_decoder_architecture (Falcon-40B/180B), 1 with multi_query (Falcon-7B), else a; attention and MLP in
+// parallel from one LayerNorm (parallel_attn; two, ln_attn and ln_mlp, under new_decoder_architecture) or in
+// sequence with two; dense_h_to_4h / dense_4h_to_h of ffn_hidden_size (default 4h) with GeLU; `bias` on every linear;
+// RoPE unless alibi; tied LM head.
+void read_falcon(const nlohmann::json&, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
+  m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
+  m.hidden = o.req_int("hidden_size");
+  m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
+  const bool new_arch = o.opt_bool("new_decoder_architecture", false);
+  const bool multi_query = o.opt_bool("multi_query", true);
+  const std::int64_t kv = o.opt_int("num_kv_heads", m.heads);
+  m.kv_heads = new_arch ? narrow_int(kv, ctx, "num_kv_heads") : (multi_query ? 1 : m.heads);
+  m.ffn_hidden = o.opt_int("ffn_hidden_size", checked_mul(4, m.hidden).value_or(INT64_MAX));  // no overflow
+  m.vocab = o.req_int("vocab_size");
+  m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
+  m.activation = hf_plain_activation(o.opt_str("activation", "gelu"), ctx, "activation");
+  m.tied_embeddings = o.opt_bool("tie_word_embeddings", true);
+  m.bias = o.opt_bool("bias", false);
+  m.norm = NormKind::LayerNorm;
+  m.position = o.opt_bool("alibi", false) ? PositionKind::ALiBi : PositionKind::RoPE;
+  m.parallel_attention = o.opt_bool("parallel_attn", true);
+  const std::int64_t ln_parallel = o.opt_int("num_ln_in_parallel_attn", new_arch ? 2 : 1);
+  m.norm_layers = m.parallel_attention ? static_cast<int>(ln_parallel == 2 ? 2 : 1) : 2;
+  m.dropout = o.opt_num("hidden_dropout", 0.0) > 0 || o.opt_num("attention_dropout", 0.0) > 0;
+}
+
+// GPT-NeoX / Pythia (transformers GPTNeoXConfig / modeling_gpt_neox.py): fused query_key_value 3h and dense h with
+// biases (attention_bias, default true), MLP dense_h_to_4h / dense_4h_to_h with biases, two LayerNorms, parallel
+// residual (use_parallel_residual, default true), partial RoPE (rotary_pct, default 0.25), untied embed_out.
+void read_gpt_neox(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
+  m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
+  m.hidden = o.req_int("hidden_size");
+  m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
+  m.kv_heads = m.heads;
+  m.ffn_hidden = o.req_int("intermediate_size");
+  m.vocab = o.req_int("vocab_size");
+  m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
+  m.activation = hf_plain_activation(o.opt_str("hidden_act", "gelu"), ctx, "hidden_act");
+  m.tied_embeddings = o.opt_bool("tie_word_embeddings", false);
+  const bool attention_bias = o.opt_bool("attention_bias", true);
+  m.qkv_bias = attention_bias;
+  m.out_bias = attention_bias;
+  m.ffn_bias = true;
+  m.norm = NormKind::LayerNorm;
+  m.position = PositionKind::RoPE;
+  m.parallel_attention = o.opt_bool("use_parallel_residual", true);
+  m.rotary_fraction = hf_rotary_fraction(j, o, 0.25);
+  m.dropout = o.opt_num("hidden_dropout", 0.0) > 0 || o.opt_num("attention_dropout", 0.0) > 0;
+}
+
+// Llama-like families (transformers Llama/Mistral/Mixtral/Qwen2/Qwen2-MoE/Qwen3/Qwen3-MoE/Gemma/Gemma2/Phi3/OLMo2/
+// OLMoE/DeepSeek-V2/V3/GPT-OSS configs and modeling files): gated MLP (gate/up/down), RMSNorm, RoPE, then each
+// family's differences.
+void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m,
+                     const std::string& ctx) {
+  const HfFamily fam = kind.family;
+  m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
+  if (m.layers < 1) throw InputError(ctx + ": num_hidden_layers must be a positive integer, got " + std::to_string(m.layers));
+  require_layer_count(m.layers, ctx);
+  m.hidden = o.req_int("hidden_size");
+  m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
+  m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");
+  m.ffn_hidden = o.req_int("intermediate_size");
+  m.vocab = o.req_int("vocab_size");
+  const bool deepseek = fam == HfFamily::DeepseekV2 || fam == HfFamily::DeepseekV3;
+  if (o.has("head_dim") && !deepseek) {
+    m.head_dim = o.req_int("head_dim");
+    if (m.head_dim <= 0) throw InputError(ctx + ": head_dim must be a positive integer, got " + std::to_string(m.head_dim));
+  }
+  o.ignore("head_dim");
+  m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
+  const bool gemma = fam == HfFamily::Gemma || fam == HfFamily::Gemma2;
+  std::string act = o.opt_str("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
+  if (o.has("hidden_activation")) act = o.req_str("hidden_activation");  // Gemma: overrides hidden_act
+  o.ignore("hidden_activation");
+  m.activation = hf_gated_activation(act, ctx);
+  m.tied_embeddings = o.opt_bool("tie_word_embeddings", gemma);  // HF default: tied for Gemma, untied otherwise
+  // attention_bias: q, k, v and o projections; mlp_bias: gate, up, down (LlamaAttention / LlamaMLP).
+  const bool attention_bias = o.opt_bool("attention_bias", false);
+  // Qwen2Attention / Qwen2MoeAttention: q/k/v bias=True, o bias=False (Qwen2-MoE: `qkv_bias` where the config has it).
+  const bool qwen2_qkv = fam == HfFamily::Qwen2 || (fam == HfFamily::Qwen2Moe && o.opt_bool("qkv_bias", true));
+  m.qkv_bias = attention_bias || qwen2_qkv;
+  m.out_bias = attention_bias;
+  m.ffn_bias = o.opt_bool("mlp_bias", false);
+  m.dropout = o.opt_num("attention_dropout", 0.0) > 0;
+  m.norm = NormKind::RMSNorm;
+  m.position = PositionKind::RoPE;
+  m.norm_layers = fam == HfFamily::Gemma2 ? 4 : 2;  // Gemma2DecoderLayer: pre/post attention + pre/post FFN
+  // Qwen3: q_norm / k_norm RMSNorm(head_dim); OLMo 2 / OLMoE: RMSNorm over the whole Q (a·d) and K (g·d) projections
+  // (OLMo 2 places its two layer norms after attention and after the MLP — the same count of norms and of stored
+  // hidden-sized tensors as pre-norm).
+  if (fam == HfFamily::Qwen3 || fam == HfFamily::Qwen3Moe) m.qk_norm = QkNorm::PerHead;
+  if (fam == HfFamily::Olmo2 || fam == HfFamily::Olmoe) m.qk_norm = QkNorm::Full;
+  if (fam == HfFamily::Phi3) {
+    // Phi3ForCausalLM: fused qkv_proj ((a + 2g)·d) and gate_up_proj (2f) — the same shapes as the separate
+    // projections; embd_pdrop / resid_pdrop / attention_dropout are its dropouts.
+    m.dropout = m.dropout || o.opt_num("embd_pdrop", 0.0) > 0 || o.opt_num("resid_pdrop", 0.0) > 0;
+  }
+  m.rotary_fraction = hf_rotary_fraction(j, o, 1.0);
+
+  // ---- MLA (DeepSeek-V2/V3: DeepseekV2Config / DeepseekV3Config) ----
+  if (deepseek) {
+    m.mla = true;
+    m.q_lora_rank = o.opt_int("q_lora_rank", 0);  // null: q_proj straight from the hidden state (V2-Lite)
+    m.kv_lora_rank = o.req_int("kv_lora_rank");
+    m.qk_nope_head_dim = o.req_int("qk_nope_head_dim");
+    m.qk_rope_head_dim = o.req_int("qk_rope_head_dim");
+    m.v_head_dim = o.req_int("v_head_dim");
+    o.ignore("qk_head_dim");  // transformers 5 writes the derived nope + rope
+    m.kv_heads = m.heads;     // every head has its own K and V after the up-projection
+    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  }
+
+  // ---- MoE ----
+  std::vector<bool> moe(static_cast<std::size_t>(m.layers), false);
+  switch (fam) {
+    case HfFamily::Mixtral:
+    case HfFamily::GptOss: {
+      // MixtralSparseMoeBlock / GptOssMLP: num_local_experts experts of intermediate_size, every layer.
+      m.experts = narrow_int(o.req_int("num_local_experts"), ctx, "num_local_experts");
+      m.experts_per_token = narrow_int(o.req_int("num_experts_per_tok"), ctx, "num_experts_per_tok");
+      if (fam == HfFamily::GptOss && o.has("experts_per_token") &&
+          o.req_int("experts_per_token") != m.experts_per_token)
+        throw InputError(ctx + ": experts_per_token " + std::to_string(o.req_int("experts_per_token")) +
+                         " disagrees with num_experts_per_tok " + std::to_string(m.experts_per_token));
+      if (fam == HfFamily::GptOss) o.ignore("experts_per_token");
+      m.expert_ffn_hidden = m.ffn_hidden;
+      std::fill(moe.begin(), moe.end(), true);
+      break;
+    }
+    case HfFamily::Olmoe: {
+      m.experts = narrow_int(o.req_int("num_experts"), ctx, "num_experts");
+      m.experts_per_token = narrow_int(o.req_int("num_experts_per_tok"), ctx, "num_experts_per_tok");
+      m.expert_ffn_hidden = m.ffn_hidden;
+      std::fill(moe.begin(), moe.end(), true);
+      break;
+    }
+    case HfFamily::Qwen2Moe:
+    case HfFamily::Qwen3Moe: {
+      // Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer: layer i is sparse when i ∉ mlp_only_layers, num_experts > 0
+      // and (i + 1) % decoder_sparse_step == 0; dense layers use intermediate_size.
+      m.experts = narrow_int(o.req_int("num_experts"), ctx, "num_experts");
+      m.experts_per_token = narrow_int(o.req_int("num_experts_per_tok"), ctx, "num_experts_per_tok");
+      m.expert_ffn_hidden = o.req_int("moe_intermediate_size");
+      const std::int64_t step = o.opt_int("decoder_sparse_step", 1);
+      if (step < 1) throw InputError(ctx + ": decoder_sparse_step must be at least 1, got " + std::to_string(step));
+      std::vector<int> mlp_only;
+      if (o.has("mlp_only_layers")) mlp_only = layer_index_list(j.at("mlp_only_layers"), m.layers, ctx, "mlp_only_layers");
+      o.ignore("mlp_only_layers");
+      for (int i = 0; i < m.layers; ++i)
+        moe[static_cast<std::size_t>(i)] = m.experts > 0 && (i + 1) % step == 0 &&
+                                           std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end();
+      if (fam == HfFamily::Qwen2Moe) {
+        // One shared expert of shared_expert_intermediate_size with a sigmoid gate Linear(h, 1).
+        const std::int64_t shared = o.opt_int("shared_expert_intermediate_size", 0);
+        if (shared > 0) {
+          m.shared_experts = 1;
+          m.shared_expert_ffn_hidden = shared;
+          m.shared_expert_gate = true;
+        }
+      }
+      if (m.experts == 0) m.experts_per_token = 0;
+      break;
+    }
+    case HfFamily::DeepseekV2:
+    case HfFamily::DeepseekV3: {
+      // DeepseekV3DecoderLayer: MoE when n_routed_experts is set, i ≥ first_k_dense_replace and
+      // i % moe_layer_freq == 0; the others are dense MLPs of intermediate_size. n_shared_experts shared experts of
+      // moe_intermediate_size (one MLP of n·moe_intermediate_size in the code: the same shapes summed).
+      m.experts = narrow_int(o.opt_int("n_routed_experts", 0), ctx, "n_routed_experts");
+      if (m.experts > 0) {
+        m.experts_per_token = narrow_int(o.req_int("num_experts_per_tok"), ctx, "num_experts_per_tok");
+        m.expert_ffn_hidden = o.req_int("moe_intermediate_size");
+        m.shared_experts = narrow_int(o.opt_int("n_shared_experts", 0), ctx, "n_shared_experts");
+        m.expert_groups = narrow_int(o.opt_int("n_group", 0), ctx, "n_group");
+        m.expert_groups_per_token = narrow_int(o.opt_int("topk_group", 0), ctx, "topk_group");
+        if (m.expert_groups <= 1) m.expert_groups = m.expert_groups_per_token = 0;  // one group: no limit
+      }
+      for (const char* k : {"num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "n_group", "topk_group"})
+        o.ignore(k);
+      const std::int64_t first_dense = o.opt_int("first_k_dense_replace", 0);
+      const std::int64_t freq = o.opt_int("moe_layer_freq", 1);
+      if (first_dense < 0 || freq < 1)
+        throw InputError(ctx + ": first_k_dense_replace " + std::to_string(first_dense) + " / moe_layer_freq " +
+                         std::to_string(freq) + " are not valid (≥ 0 and ≥ 1)");
+      for (int i = 0; i < m.layers; ++i)
+        moe[static_cast<std::size_t>(i)] = m.experts > 0 && i >= first_dense && i % freq == 0;
+      m.mtp_layers = narrow_int(o.opt_int("num_nextn_predict_layers", 0), ctx, "num_nextn_predict_layers");
+      break;
+    }
+    default: break;
+  }
+  if (fam == HfFamily::GptOss) {
+    // GptOssAttention: q/k/v/o with biases (attention_bias), a learned sink logit per head; GptOssExperts: gate_up and
+    // down projections with biases; GptOssTopKRouter: Linear with bias.
+    m.attention_sinks = true;
+    m.expert_bias = true;
+    m.router_bias = true;
+  }
+
+  // ---- sliding-window attention ----
+  std::function<bool(int)> rule = [](int) { return false; };
+  switch (fam) {
+    case HfFamily::Mistral:
+    case HfFamily::Mixtral:
+    case HfFamily::Phi3:
+      m.sliding_window = o.opt_int("sliding_window", 0);  // null: none
+      rule = [&m](int) { return m.sliding_window > 0; };
+      break;
+    case HfFamily::Gemma2:
+    case HfFamily::GptOss:
+      m.sliding_window = o.opt_int("sliding_window", fam == HfFamily::Gemma2 ? 4096 : 128);
+      rule = [](int i) { return i % 2 == 0; };  // Gemma2DecoderLayer is_sliding = not layer_idx % 2; GptOssConfig
+      break;
+    case HfFamily::Qwen2:
+    case HfFamily::Qwen2Moe:
+    case HfFamily::Qwen3:
+    case HfFamily::Qwen3Moe: {
+      const bool use = o.opt_bool("use_sliding_window", false);
+      const std::int64_t window = o.opt_int("sliding_window", 0);
+      const std::int64_t from = o.opt_int("max_window_layers", m.layers);
+      m.sliding_window = use ? window : 0;
+      rule = [&m, from](int i) { return m.sliding_window > 0 && i >= from; };
+      break;
+    }
+    default: break;
+  }
+  if (m.sliding_window < 0)
+    throw InputError(ctx + ": sliding_window must be a positive integer, got " + std::to_string(m.sliding_window));
+  const std::vector<bool> sliding = hf_sliding_layers(j, o, m, rule);
+  bool any_sliding = false;
+  for (bool b : sliding) any_sliding = any_sliding || b;
+  if (!any_sliding) m.sliding_window = 0;
+  // The uniform kind is Sliding when a window is set; layers marked full then differ from it.
+  place_layers(m, moe, sliding);
+}
+
 ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::string& ctx) {
   StrictObject o(j, ctx);
   const HfKind& kind = hf_kind(j, o);
   ModelSpec m;
   m.name = hf_name(o, path);
-  if (kind.family == HfFamily::Gpt2) {
-    // transformers GPT2Config / modeling_gpt2.py: Conv1D layers with biases, LayerNorm, learned positions, tied head.
-    m.layers = narrow_int(o.req_int("n_layer"), ctx, "n_layer");
-    m.hidden = o.req_int("n_embd");
-    m.heads = narrow_int(o.req_int("n_head"), ctx, "n_head");
-    m.kv_heads = m.heads;
-    m.ffn_hidden = o.opt_int("n_inner", m.hidden > INT64_MAX / 4 ? INT64_MAX : 4 * m.hidden);  // null or absent: 4·n_embd
-    m.vocab = o.req_int("vocab_size");
-    m.seq_len = o.opt_int("n_positions", kind.default_max_positions);
-    const std::string act = to_lower(o.opt_str("activation_function", "gelu_new"));
-    if (act == "relu2") m.activation = FfnActivation::ReLU2;
-    else if (act.rfind("gelu", 0) == 0) m.activation = FfnActivation::GeLU;
-    else throw InputError(ctx + ": activation_function '" + act + "' is not supported (gelu, gelu_new, relu2)");
-    m.tied_embeddings = o.opt_bool("tie_word_embeddings", true);
-    m.bias = true;
-    m.norm = NormKind::LayerNorm;
-    m.position = PositionKind::Learned;
-    // GPT2Config defaults: 0.1 for all three dropouts.
-    const double resid = o.opt_num("resid_pdrop", 0.1), attn = o.opt_num("attn_pdrop", 0.1);
-    const double embd = o.opt_num("embd_pdrop", 0.1);
-    m.dropout = resid > 0 || attn > 0 || embd > 0;
-  } else {
-    // transformers Llama/Mistral/Qwen2/Gemma(2) configs and modeling files: gated MLP (gate/up/down), RMSNorm, RoPE.
-    m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
-    m.hidden = o.req_int("hidden_size");
-    m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
-    m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");
-    m.ffn_hidden = o.req_int("intermediate_size");
-    m.vocab = o.req_int("vocab_size");
-    if (o.has("head_dim")) {
-      m.head_dim = o.req_int("head_dim");
-      if (m.head_dim <= 0) throw InputError(ctx + ": head_dim must be a positive integer, got " + std::to_string(m.head_dim));
-    }
-    o.ignore("head_dim");
-    m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
-    const bool gemma = kind.family == HfFamily::Gemma || kind.family == HfFamily::Gemma2;
-    std::string act = o.opt_str("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
-    if (o.has("hidden_activation")) act = o.req_str("hidden_activation");  // Gemma: overrides hidden_act
-    o.ignore("hidden_activation");
-    m.activation = hf_gated_activation(act, ctx);
-    m.tied_embeddings = o.opt_bool("tie_word_embeddings", gemma);  // HF default: tied for Gemma, untied otherwise
-    // attention_bias: q, k, v and o projections; mlp_bias: gate, up, down (LlamaAttention / LlamaMLP).
-    const bool attention_bias = o.opt_bool("attention_bias", false);
-    m.qkv_bias = attention_bias || kind.family == HfFamily::Qwen2;  // Qwen2Attention: q/k/v bias=True, o bias=False
-    m.out_bias = attention_bias;
-    m.ffn_bias = o.opt_bool("mlp_bias", false);
-    m.dropout = o.opt_num("attention_dropout", 0.0) > 0;
-    m.norm = NormKind::RMSNorm;
-    m.position = PositionKind::RoPE;
-    m.norm_layers = kind.family == HfFamily::Gemma2 ? 4 : 2;  // Gemma2DecoderLayer: pre/post attention + pre/post FFN
+  switch (kind.family) {
+    case HfFamily::Gpt2: read_gpt2(j, o, kind, m, ctx); break;
+    case HfFamily::Falcon: read_falcon(j, o, kind, m, ctx); break;
+    case HfFamily::GptNeox: read_gpt_neox(j, o, kind, m, ctx); break;
+    default: read_llama_like(j, o, kind, m, ctx); break;
   }
   o.finish(kHfHarmless);
   if (m.head_dim == 0 && m.heads > 0 && m.hidden % m.heads == 0) m.head_dim = m.hidden / m.heads;
@@ -332,9 +786,18 @@ ModelSpec resolve_model(const std::string& name_or_path) {
   for (const auto& p : kPresets) {
     if (key == p.name || (p.alias && key == p.alias)) return p.make();
   }
+  // A checkpoint directory (`--model ./Llama-3.1-8B/`): its config.json.
+  std::error_code ec;
+  if (std::filesystem::is_directory(name_or_path, ec)) {
+    const std::filesystem::path config = std::filesystem::path(name_or_path) / "config.json";
+    if (!std::filesystem::is_regular_file(config, ec))
+      throw InputError("model directory '" + name_or_path + "' has no config.json (give a Hugging Face checkpoint "
+                       "directory, or the path of a parsim model JSON or a config.json)");
+    return load_model_file(config.string());
+  }
   if (looks_like_path(name_or_path)) return load_model_file(name_or_path);
   throw InputError("unknown model '" + name_or_path + "' (built-in models: " + preset_list() +
-                   "; or give a path to a parsim model JSON or a Hugging Face config.json)");
+                   "; or give a path to a parsim model JSON, a Hugging Face config.json or a checkpoint directory)");
 }
 
 void validate_model(const ModelSpec& m) {
@@ -357,10 +820,63 @@ void validate_model(const ModelSpec& m) {
   if (m.heads % m.kv_heads != 0)
     throw InputError(who + ": kv_heads " + std::to_string(m.kv_heads) + " does not divide heads " +
                      std::to_string(m.heads) + " (grouped-query attention needs heads to be a multiple of kv_heads)");
+  // Attention variants.
+  if (m.sliding_window < 0) positive(m.sliding_window, "sliding_window");
+  if (!(m.rotary_fraction > 0.0 && m.rotary_fraction <= 1.0))
+    throw InputError(who + ": rotary_fraction " + fmt_num(m.rotary_fraction, 3) + " is not a fraction in (0, 1]");
+  if (m.mla) {
+    positive(m.kv_lora_rank, "kv_lora_rank");
+    positive(m.qk_rope_head_dim, "qk_rope_head_dim");
+    positive(m.v_head_dim, "v_head_dim");
+    if (m.qk_nope_head_dim < 0) positive(m.qk_nope_head_dim, "qk_nope_head_dim");
+    if (m.q_lora_rank < 0) positive(m.q_lora_rank, "q_lora_rank");
+    if (m.kv_heads != m.heads)
+      throw InputError(who + ": multi-head latent attention has one K and V per head: kv_heads " +
+                       std::to_string(m.kv_heads) + " must equal heads " + std::to_string(m.heads));
+  }
+  // Mixture of experts.
+  if (m.experts < 0) positive(m.experts, "experts");
+  if (m.experts > 0) {
+    if (m.experts_per_token < 1 || m.experts_per_token > m.experts)
+      throw InputError(who + ": experts_per_token " + std::to_string(m.experts_per_token) + " is not valid (1.." +
+                       std::to_string(m.experts) + ", at most the " + std::to_string(m.experts) + " experts)");
+    positive(m.expert_ffn_hidden, "expert_ffn_hidden");
+    if (m.shared_experts < 0) positive(m.shared_experts, "shared_experts");
+    if (m.shared_expert_ffn_hidden < 0) positive(m.shared_expert_ffn_hidden, "shared_expert_ffn_hidden");
+    if (m.expert_groups < 0 || m.expert_groups_per_token < 0 ||
+        (m.expert_groups > 0 && (m.experts % m.expert_groups != 0 || m.expert_groups_per_token < 1 ||
+                                 m.expert_groups_per_token > m.expert_groups)))
+      throw InputError(who + ": expert_groups " + std::to_string(m.expert_groups) + " / expert_groups_per_token " +
+                       std::to_string(m.expert_groups_per_token) +
+                       " are not valid (groups must divide the experts, 1 ≤ groups per token ≤ groups)");
+  } else if (m.experts_per_token != 0 || m.expert_ffn_hidden != 0 || m.shared_experts != 0) {
+    throw InputError(who + ": experts_per_token, expert_ffn_hidden and shared_experts need experts > 0");
+  }
+  if (m.mtp_layers < 0) positive(m.mtp_layers, "mtp_layers");
+  // Per-layer kinds agree with the model's fields.
+  if (!m.layer_kinds.empty()) {
+    if (m.layer_kinds.size() != static_cast<std::size_t>(m.layers))
+      throw InputError(who + ": " + std::to_string(m.layer_kinds.size()) + " layer kinds for " +
+                       std::to_string(m.layers) + " layers");
+    for (std::size_t i = 0; i < m.layer_kinds.size(); ++i) {
+      const LayerKind k = m.layer_kinds[i];
+      if (k.ffn == FfnKind::MoE && m.experts == 0)
+        throw InputError(who + ": layer " + std::to_string(i) + " is a mixture-of-experts layer but the model has no experts");
+      if (k.attention == AttentionKind::Sliding && m.sliding_window <= 0)
+        throw InputError(who + ": layer " + std::to_string(i) + " uses sliding-window attention but sliding_window is 0");
+      if ((k.attention == AttentionKind::MLA) != m.mla)
+        throw InputError(who + ": layer " + std::to_string(i) + " attention '" + to_string(k.attention) +
+                         "' disagrees with the model's attention (" + (m.mla ? "mla" : "gqa") + ")");
+    }
+  }
   // Keep every exact (int64) parameter count far from overflow: the largest term, each matrix, is below the total.
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double qkvo = h * static_cast<double>(m.d()) * (2.0 * m.heads + 2.0 * m.kv_heads);
-  const double approx = m.layers * (qkvo + 3 * h * f) + 2 * (static_cast<double>(m.vocab) + static_cast<double>(m.seq_len)) * h;
+  // (In doubles: int64 sums such as vocab + seq_len can overflow on hostile files.)
+  const double experts = (static_cast<double>(m.experts) + static_cast<double>(m.shared_experts)) * 3 * h *
+                         static_cast<double>(std::max(m.expert_ffn_hidden, m.shared_expert_ffn_hidden));
+  const double approx = m.layers * (qkvo + 3 * h * f + experts) +
+                        2 * (static_cast<double>(m.vocab) + static_cast<double>(m.seq_len)) * h;
   if (approx > 1e15)
     throw InputError(who + ": about " + fmt_num(approx, 3) + " parameters, beyond what parsim models (at most 1e15)");
 }

@@ -38,10 +38,10 @@ double peak_rss_mib() {
 }
 
 void bench_calibrate(int rows) {
-  // Two regimes (10 µs + S/20 GB/s and 60 µs + S/200 GB/s, the faster of the two), sizes growing 0.1 % a row.
+  // Two regimes (10 µs + S/20 GB/s and 60 µs + S/200 GB/s, the faster of the two), sizes 8 + 64·i² bytes.
   std::string s = "# all_reduce_perf\n#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
-  double bytes = 8;
-  for (int i = 0; i < rows; ++i, bytes = std::ceil(bytes * 1.001) + 8) {
+  for (int i = 0; i < rows; ++i) {
+    const double bytes = 8.0 + 64.0 * static_cast<double>(i) * static_cast<double>(i);
     const double t = std::min(10 + bytes / 20e3, 60 + bytes / 200e3);
     s += std::to_string(static_cast<long long>(bytes)) + " 1 float sum -1 " + fmt_fixed(t, 4) + " 0 0 0 " +
          fmt_fixed(t, 4) + " 0 0 0\n";

@@ -97,8 +97,12 @@ TEST_CASE("catalogue: predict --model files") {
       {"invalid UTF-8 in a string", m("utf8.json", replace(kModel, "\"tiny\"", "\"ti\xff\xfeny\"")), "not valid JSON"},
       {"HF config of an unsupported family", m("bert.json", R"({"model_type": "bert", "num_hidden_layers": 2})"),
        "model_type 'bert' is not supported"},
-      {"directory", "--plan dp1 --model " + dir("cat_model_dir") + "/", "is a directory"},
-      {"directory named without a slash", "--plan dp1 --model " + dir("cat_adir"), "'cat_adir' is a directory"},
+      // A directory is read as a Hugging Face checkpoint (its config.json); without one it says so — not
+      // "unknown model", with or without a slash.
+      {"directory without config.json", "--plan dp1 --model " + dir("cat_model_dir") + "/",
+       "model directory 'cat_model_dir/' has no config.json"},
+      {"directory named without a slash", "--plan dp1 --model " + dir("cat_adir"), "model directory 'cat_adir' has no config.json"},
+      {"a file path that is a directory", "--plan dp1 --model " + dir("cat_dir.json"), "has no config.json"},
       {"missing file", "--plan dp1 --model no_such_model.json", "'no_such_model.json' does not exist"},
       {"a file that never ends", "--plan dp1 --model /dev/zero", "is larger than 16 MiB"},
   });

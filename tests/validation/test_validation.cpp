@@ -107,7 +107,8 @@ TEST_CASE("validation: memory of the published runs") {
 TEST_CASE("validation: NVIDIA's Megatron-Core / NeMo runs on DGX-H100 (out of the shared data, source S20)") {
   // tests/data/validation/nemo_megatron_h100.csv: 76 published runs (NVIDIA dgxc-benchmarking, NeMo 24.07 and
   // Megatron-Bridge performance summaries; Llama 3.1 8B/70B/405B, Nemotron-4 15B/340B, GPT-3 175B, bf16 and fp8,
-  // TP/PP/CP/VP), written as an outsider would (plan, --sp, precision; no stack or overlap flags). Same bounds.
+  // TP/PP/CP/VP), written as the recipes set them (zero1, --sp, TP-overlap flag, recompute, precision; no stack flag).
+  // Same bounds.
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/nemo_megatron_h100.csv";
   const std::vector<PublishedRun> nemo = load_published_runs(path);
   CHECK(nemo.size() == 76);
