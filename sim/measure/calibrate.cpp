@@ -581,6 +581,14 @@ Calibration calibrate_block(const NcclTestFile& file, std::size_t index, const C
   }
   c.intra_node = c.nodes <= 1;
   c.bus_factor = nccl_tests_bus_factor(c.collective, c.ranks);
+  // One rank: all-reduce, all-gather, reduce-scatter and all-to-all move nothing between ranks (bus factor 0, and
+  // nccl-tests prints busbw 0), so no bus bandwidth can be fitted (found by fuzz_nccl: it printed "busbw = 0 GB/s"
+  // and NaN errors).
+  if (!(c.bus_factor > 0))
+    throw InputError("calibrate: the " + b.collective + " table at line " + std::to_string(b.first_line) + " ran on " +
+                     std::to_string(c.ranks) + " rank" + (c.ranks == 1 ? "" : "s") + (opt.ranks > 0 ? " (--ranks)" : " (device list)") +
+                     ": a collective on one rank moves no data between ranks, so it has no bus bandwidth; pass "
+                     "--ranks N with the number of ranks that ran it");
 
   // ---- protocol regimes: contiguous splits, 1..3 lines, chosen by BIC on relative error ----
   // Up to kExhaustiveSizes distinct sizes (every real nccl-tests table: ≤ ~40) every split is tried. Beyond, trying

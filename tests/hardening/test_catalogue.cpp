@@ -177,6 +177,7 @@ TEST_CASE("catalogue: calibrate") {
                                                "   99999999999999999 4 float sum -1 10.0 0.1 0.2 0 10.0 0.1 0.2\n"),
        "'99999999999999999'"},
       {"--ranks at INT_MAX", "calibrate " + kNccl + " --ranks 2147483647", "--ranks 2147483647"},
+      {"--ranks 1 (no bus bandwidth on one rank)", "calibrate " + kNccl + " --ranks 1", "ran on 1 rank (--ranks)"},
       {"binary file", "calibrate " + write_temp("n_bin.txt", std::string("\x00\xff\x01", 3)), "no nccl-tests result table"},
       {"unwritable --out (a directory)", "calibrate " + kNccl + " --out " + dir("cat_out_dir"),
        "cannot write --out file 'cat_out_dir': it is a directory"},

@@ -193,3 +193,18 @@ TEST_CASE("a trace file name that is not UTF-8 still gives JSON output") {
   const auto rep = profile_traces({path}, {});
   CHECK(nlohmann::json::accept(profile_json(rep)));
 }
+
+TEST_CASE("one rank has no bus bandwidth: an InputError, not busbw 0 and NaN errors (found by fuzz_nccl)") {
+  // nccl-tests bus factor for all-reduce is 2(n−1)/n = 0 at n = 1; the fit then printed "busbw = 0 GB/s".
+  const std::string one_rank = "#  Rank 15 Group 0 Pid 6740 on host device 7 [0000:8c:00] NVIDIA H100 80GB HBM3\n" +
+                               regime_table(20);
+  const auto f = parse_nccl_tests(one_rank, "t");
+  CHECK(f.device_ranks == 1);
+  CHECK(contains(error_of([&] { calibrate_block(f, 0, {}); }), "ran on 1 rank (device list)"));
+  CalibrateOptions opt;
+  opt.ranks = 1;
+  CHECK(contains(error_of([&] { calibrate_block(parse_nccl_tests(regime_table(20), "t"), 0, opt); }),
+                 "ran on 1 rank (--ranks)"));
+  opt.ranks = 2;  // what the message asks for
+  CHECK(calibrate_block(f, 0, opt).busbw_Bps > 0);
+}
