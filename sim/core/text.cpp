@@ -78,8 +78,9 @@ double parse_token_count(const std::string& s, const std::string& what) {
   } catch (...) {
     used = 0;
   }
-  if (t.empty() || used != t.size() || !std::isfinite(v) || v <= 0)
-    throw InputError(what + " must be a positive number of tokens such as 2e12, 300B or 2T, got '" + s + "'");
+  // v·mult, not just v, must be finite: 1e308T is beyond a double (it gave an infinite training time).
+  if (t.empty() || used != t.size() || !std::isfinite(v) || v <= 0 || !std::isfinite(v * mult))
+    throw InputError(what + " must be a positive number of tokens such as 2e12, 300B or 2T, got '" + shown(s) + "'");
   return v * mult;
 }
 

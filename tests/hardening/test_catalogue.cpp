@@ -134,6 +134,8 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
       {"flag: NaN", "--model llama7b --plan dp8 --goodput nan", "got 'nan'"},
       {"flag: infinity", "--model llama7b --plan dp8 --goodput inf", "got 'inf'"},
       {"flag: beyond a double", "--model llama7b --plan dp8 --bucket-mb 1e400", "got '1e400'"},
+      {"flag: finite number, infinite once its suffix applies", "--model llama7b --plan dp8 --tokens 1e308T",
+       "got '1e308T'"},
       {"unwritable --trace (a directory)", "--model llama7b --plan dp8 --trace " + dir("cat_trace_dir"), "cat_trace_dir"},
       {"unwritable --trace (no such directory)", "--model llama7b --plan dp8 --trace no/such/dir/t.json", "no/such/dir/t.json"},
       {"plan: tp does not divide the heads", "--model llama7b --plan tp3", "tp3 does not divide the 32 attention heads"},

@@ -237,3 +237,12 @@ TEST_CASE("looks_like_path: a directory named like a preset is a path, so the er
   CHECK(looks_like_path("x.json"));
   std::filesystem::current_path(old);
 }
+
+TEST_CASE("a token count beyond a double once its suffix applies is an InputError (--tokens 1e308T)") {
+  // 1e308 is finite; × 1e12 (T) it is not, and the training time came out infinite.
+  CHECK(error_of([] { parse_token_count("1e308T", "--tokens"); }) ==
+        "--tokens must be a positive number of tokens such as 2e12, 300B or 2T, got '1e308T'");
+  CHECK(parse_token_count("1e290T", "--tokens") == doctest::Approx(1e302));
+  CHECK(parse_token_count("2T", "--tokens") == 2e12);
+}
+
