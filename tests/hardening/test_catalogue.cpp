@@ -142,6 +142,9 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
       {"plan: more stages than layers", "--model llama7b --plan pp64", "pp64 = 64 pipeline chunks exceed the 32 layers"},
       {"plan: degree beyond 2^20", "--model llama7b --plan dp99999999", "'dp99999999' in 'dp99999999' is too large"},
       {"plan: unknown term", "--model llama7b --plan tp8xx2", "unknown plan term 'xx2'"},
+      {"plan: dp x mbs beyond int64 (was signed overflow, found by fuzz_plan)",
+       "--model llama7b --plan dp1048576 --mbs 999999999999999999 --gbs 999999999999999999",
+       "dp × mbs = 1048576 × 999999999999999999 is beyond 2^63"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
   });
 }
