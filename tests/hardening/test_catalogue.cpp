@@ -145,6 +145,8 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
       {"plan: dp x mbs beyond int64 (was signed overflow, found by fuzz_plan)",
        "--model llama7b --plan dp1048576 --mbs 999999999999999999 --gbs 999999999999999999",
        "dp × mbs = 1048576 × 999999999999999999 is beyond 2^63"},
+      {"default gbs beyond int64 (was signed overflow, found by fuzz_plan)",
+       "--model llama7b --plan dp128 --mbs 116714848348364697", "give --gbs, or a smaller --mbs"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
   });
 }
