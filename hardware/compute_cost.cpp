@@ -124,18 +124,6 @@ double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t s
   return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true, causal);
 }
 
-Hardware megatron_compute(const Hardware& hw) {
-  Hardware h = hw;
-  ComputeModel& c = h.gpu.compute;
-  c.sustained_efficiency = c.te_sustained_efficiency;
-  c.attn_fwd_efficiency = c.te_attn_fwd_efficiency;
-  c.attn_seq_half = c.te_attn_seq_half;
-  c.attn_bwd_efficiency = c.te_attn_bwd_efficiency;
-  c.attn_bwd_seq_half = c.te_attn_bwd_seq_half;
-  c.fp8_cast_bytes_per_element = c.te_fp8_cast_bytes_per_element;
-  return h;
-}
-
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels) {
   if (!(bytes >= 0) || !std::isfinite(bytes)) throw InputError("memory traffic must be a finite number of bytes ≥ 0, got " + fmt_num(bytes));
   if (kernels < 0) throw InputError("kernel count must be ≥ 0, got " + std::to_string(kernels));

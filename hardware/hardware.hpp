@@ -1,6 +1,7 @@
-// parsim hardware/ — GPU, link and cluster descriptors, and the cost models that turn work into time.
-// Every preset number carries its source (datasheet, whitepaper, measurement) in the preset (presets.cpp), and the
-// hardware JSON a user passes with --gpu has the same schema, units in the key names.
+// parsim hardware/ — GPU, node network and collective-library descriptors, and the cost models that turn work into
+// time. The hardware is data: the presets are JSON files in hardware/presets/ (compiled into the binary), a user's
+// `--gpu FILE` has the same schema (hardware_io.cpp documents it), units live in the key names and every number
+// carries its source in the file's "sources" object.
 #pragma once
 #include "sim/core/types.hpp"
 
@@ -11,77 +12,127 @@
 
 namespace parsim {
 
+// The GPU generation: selects NCCL's (RCCL's) tuning constants and per-link NVLink speed in the collective model.
+enum class GpuArch { Ampere, Hopper, Blackwell, CDNA3, CDNA4 };
+enum class CpuVendor { Intel, AMD, Arm };  // NCCL's low-latency bandwidth caps across nodes depend on it (tuning.cc)
 enum class IntraTopology { Switch, FullMesh };  // NVSwitch (any pair at full per-GPU bandwidth) | xGMI point-to-point
+enum class TierKind { ScaleUp, ScaleOut };     // NVLink/NVSwitch or xGMI domain | NICs (IB, RoCE, EFA, TCPXO)
 
-// Compute-efficiency constants of one GPU: calibrated, each with its provenance in the preset.
+// What one software stack's kernels achieve on this GPU ("the hardware as the stack sees it"). Selected by the
+// stack name (hardware_for_stack). Today two stacks: "pytorch" (PyTorch-native: FSDP/DDP, FlashAttention-2 class
+// SDPA, unfused fp8 casts) and "megatron" (Megatron-Core + Transformer Engine: cuDNN/FA3-class fused attention, fp8
+// casts fused into the producing kernel). `sustained_efficiency` is a fitted constant (tests/validation): it is kept
+// per GPU and stack for now and is meant to move into one calibration file that overrides these keys.
+struct KernelProfile {
+  double sustained_efficiency = 1.0;  // fraction of microbenchmark throughput GEMMs/attention sustain in training
+  double attn_fwd_efficiency = 0.6;   // flash-attention forward at long sequences, fraction of dense peak
+  double attn_fwd_seq_half = 512;     // sequence length at which the forward reaches half of that
+  double attn_bwd_efficiency = 0.45;  // backward (2.5× the forward's FLOPs)
+  double attn_bwd_seq_half = 512;
+  double fp8_cast_bytes_per_element = 3.0;  // HBM bytes per element to quantise a GEMM operand to fp8
+  double collective_call_overhead_s = 0;    // host time of one collective call through the framework (Python →
+                                            // c10d → NCCL launch); hidden when the host runs ahead of the GPU
+};
+
+// Compute-efficiency constants of one GPU, each with its provenance in the preset. The fields marked (stack) are
+// the active kernel profile's values: hardware_for_stack() copies them in (the presets load "pytorch").
 struct ComputeModel {
   double gemm_ceiling = 0.8;          // best large-GEMM fraction of dense peak (bf16/fp16): measured MAMF / datasheet
   double gemm_ceiling_fp8 = 0.7;      // same for fp8 GEMMs (fp8's real speed-up over bf16 is < 2×)
   double gemm_ceiling_fp32 = 0.9;     // fp32 (SIMT or TF32-off) GEMMs
   int num_sms = 132;                  // streaming multiprocessors (CUs on AMD): wave quantisation
   double gemm_k_half = 64;            // k at which a GEMM's main loop reaches half its asymptotic efficiency share
-  double attn_fwd_efficiency = 0.6;   // flash-attention forward at long sequences, fraction of dense peak
-  double attn_bwd_efficiency = 0.45;  // flash-attention backward (2.5× the forward's FLOPs)
-  double attn_seq_half = 512;         // sequence length at which attention reaches half of that efficiency
-  double attn_bwd_seq_half = 512;     // (addition) same for the backward kernel, which ramps up more slowly
-  double attn_head_dim_half = 40;     // (addition) head-dim roll-off: d/(d+this), normalised to d = 128, capped at 1
+  double attn_head_dim_half = 40;     // head-dim roll-off: d/(d+this), normalised to d = 128, capped at 1
   double hbm_efficiency = 0.8;        // achievable fraction of HBM bandwidth for streaming kernels
   double kernel_overhead_s = 4e-6;    // fixed cost per kernel (launch + tail)
   double layer_overhead_s = 0;        // framework/host overhead per layer per pass not hidden by async launch
   double comm_compute_slowdown = 0.0; // fractional compute slowdown while a communication kernel shares the SMs
-  double sustained_efficiency = 1.0;  // fraction of the microbenchmark throughput (MAMF, kernel papers) that GEMMs and
-                                      // attention sustain inside a full training step: clocks under whole-node power
-                                      // load, cache/HBM interference between neighbouring kernels. Fitted to measured
-                                      // runs (tests/validation), one value per GPU generation.
   double attn_causal_efficiency = 1.0;  // causal kernels relative to the non-causal curves the efficiencies come from
-  double fp8_cast_bytes_per_element = 3.0;  // fp8 recipes (TE) cast each GEMM operand: read 16-bit, write 8-bit
-  // The Megatron-Core / Transformer Engine stack's kernels where they differ from the PyTorch-native stack above:
-  // fused attention (cuDNN / FlashAttention-3 class on Hopper), fp8 quantisation fused into the preceding norm or
-  // activation kernel, and its own in-training sustained fraction. Applied by megatron_compute().
-  double te_sustained_efficiency = 1.0;
-  double te_attn_fwd_efficiency = 0.6, te_attn_seq_half = 512;
-  double te_attn_bwd_efficiency = 0.45, te_attn_bwd_seq_half = 512;
-  double te_fp8_cast_bytes_per_element = 1.0;
+  // (stack) the active kernel profile:
+  double sustained_efficiency = 1.0;
+  double attn_fwd_efficiency = 0.6;
+  double attn_seq_half = 512;
+  double attn_bwd_efficiency = 0.45;
+  double attn_bwd_seq_half = 512;
+  double fp8_cast_bytes_per_element = 3.0;
 };
 
 struct GpuSpec {
   std::string name;
+  GpuArch arch = GpuArch::Hopper;
   // Dense peak FLOP/s (no sparsity). fp8 = 0 when the chip has no fp8 tensor cores.
   double peak_fp32 = 0, peak_tf32 = 0, peak_bf16 = 0, peak_fp16 = 0, peak_fp8 = 0;
   double hbm_capacity_bytes = 0;  // what a framework can use (CUDA-visible), reported in GiB
   double hbm_bandwidth_Bps = 0;   // HBM bandwidth, bytes/s
   ComputeModel compute;
+  std::map<std::string, KernelProfile> kernels;  // by stack name ("pytorch", "megatron")
   double peak_flops(Precision p) const;  // throws InputError for fp8 on a GPU without fp8
   bool has_fp8() const { return peak_fp8 > 0; }
 };
 
-// One tier of the network as the collective model sees it.
+// One tier of a node's network. Scale-up (NVLink through NVSwitch, or an xGMI mesh): bandwidth per GPU per direction.
+// Scale-out (NICs): nics_per_node × nic_bits_per_s, shared by the node's GPUs; bw_Bps_unidir is the derived per-GPU
+// share (finalize_hardware). Latencies are what a hop over the tier costs beyond NCCL's own per-step model (its
+// hwLat tables were measured on NVLink and InfiniBand): ~0 for NVLink/IB, the fabric's one-way latency for EFA/TCPXO.
 struct LinkTier {
-  std::string name;                // "nvlink4", "xgmi", "ib-ndr", …
+  std::string name;                // "nvlink4", "xgmi", "ib-ndr", "efa", …
+  TierKind kind = TierKind::ScaleUp;
   double bw_Bps_unidir = 0;        // per GPU, per direction, nominal (datasheet) — NVLink is quoted bidirectional!
-  double efficiency = 0.8;         // achievable bus bandwidth / nominal, calibrated from nccl-tests
-  double latency_s = 0;            // α per algorithm step
+  double efficiency = 0.8;         // achievable / nominal (ring busbw inside a node; NIC goodput across nodes)
+  double latency_s = 0;            // extra one-way latency per hop over this tier
+  // scale-up only
+  IntraTopology topology = IntraTopology::Switch;
+  int links_per_gpu = 0;           // NVLinks (xGMI links) per GPU; a full mesh needs one per peer
+  bool nvls = false;               // NVLink SHARP: multicast/reduction in the NVSwitch (H100/H200/B200 NVSwitch)
+  double nvls_efficiency = 0.9;    // achieved NVLS all-reduce algbw / (B·n/(n+1))
+  int nvls_min_gpus = 5;           // NCCL enables NVLS from this many GPUs per node (5 H100/H200, 6 B200)
+  // scale-out only
+  int nics_per_node = 0;
+  double nic_bits_per_s = 0;       // per NIC, Gb/s ×1e9 (InfiniBand/RoCE/EFA are quoted in bits per second)
+  bool sharp = false;              // in-network reduction (SHARP, NCCL CollNet) on this fabric
 };
 
 struct NodeSpec {
   int gpus_per_node = 8;
-  IntraTopology topology = IntraTopology::Switch;
-  LinkTier intra;                  // for FullMesh: bw_Bps_unidir is the per-GPU total over its links
-  int links_per_gpu = 0;           // FullMesh: point-to-point links per GPU (one per peer)
-  bool nvls = false;               // NVLink SHARP all-reduce in the switch (H100/H200/B200 NVSwitch)
-  double nvls_efficiency = 0.9;    // achieved NVLS algbw / (B·n/(n+1))
-  double nvls_latency_s = 25e-6;   // NCCL's flat NVLS latency (src/graph/tuning.cc)
-  int nvls_min_gpus = 5;           // (addition) NCCL enables NVLS from this many GPUs per node (5 H100/H200, 6 B200)
-  int nics_per_node = 8;
-  double nic_bits_per_s = 400e9;   // per NIC, Gb/s ×1e9 (InfiniBand/RoCE are quoted in bits per second)
-  LinkTier inter;                  // bw_Bps_unidir = per-GPU share of the node's NIC bandwidth (bytes/s)
+  CpuVendor cpu = CpuVendor::Intel;
+  std::vector<LinkTier> tiers;     // one scale-up tier first, then at most one scale-out tier (more kinds later:
+                                   // NVL72-class NVLink domains, rail-optimised or multi-level fabrics)
+  const LinkTier& scale_up() const;
+  LinkTier& scale_up();
+  const LinkTier* scale_out() const;  // null for a node without NICs (single-node systems)
+  LinkTier* scale_out();
+  // Shorthands the cost models use: intra = scale_up(), inter = scale_out() (throws when the node has no NICs).
+  const LinkTier& intra() const { return scale_up(); }
+  LinkTier& intra() { return scale_up(); }
+  const LinkTier& inter() const;
+  LinkTier& inter();
+};
+
+// How the cluster's collective library (NCCL, or RCCL on AMD) is configured: what it may choose from, its buffer and
+// chunk sizes, and the latency its network plugin declares to NCCL's tuner. Defaults are NCCL's own
+// (src/graph/tuning.cc, src/init.cc, src/transport/nvls.cc); cloud images change some of them (sources in the files).
+enum : unsigned { kProtoLL = 1, kProtoLL128 = 2, kProtoSimple = 4 };
+enum : unsigned { kAlgoTree = 1, kAlgoRing = 2, kAlgoCollNet = 4, kAlgoNVLS = 8, kAlgoNVLSTree = 16, kAlgoPAT = 32 };
+struct CollectiveLibrary {
+  std::string name = "nccl";         // "nccl" | "rccl"
+  unsigned protocols = kProtoLL | kProtoLL128 | kProtoSimple;   // NCCL_PROTO
+  unsigned algorithms = kAlgoTree | kAlgoRing | kAlgoCollNet | kAlgoNVLS | kAlgoNVLSTree | kAlgoPAT;  // NCCL_ALGO
+  double buffsize_bytes = 4194304;   // NCCL_BUFFSIZE (Simple): 8 steps of buffsize/8 per channel
+  double nvls_chunk_bytes = 131072;  // NCCL_NVLS_CHUNKSIZE
+  double nvls_tree_chunk_bytes = 131072;  // NCCL_NVLSTREE_MAX_CHUNKSIZE (capped by the NVLS chunk)
+  int min_channels = 0;              // NCCL_MIN_NCHANNELS (0 = NCCL's choice)
+  int max_channels = 64;             // NCCL_MAX_NCHANNELS (MAXCHANNELS = 64)
+  double net_latency_s = 0;          // network latency the net plugin declares to NCCL's tuner (choice only)
+  bool gdr_flush = false;            // a GPUDirect flush read after each network receive (pre-Hopper GPUs)
+  bool model_latency = true;         // false only in with_free_network(): no fixed latencies at all (not in JSON)
 };
 
 struct Hardware {
   std::string name;                // preset name or file path
   GpuSpec gpu;
   NodeSpec node;
-  std::map<std::string, std::string> sources;  // field → provenance
+  CollectiveLibrary comm;
+  std::map<std::string, std::string> sources;  // field path → provenance
 };
 
 // ---- presets and files (presets.cpp, hardware_io.cpp) ----
@@ -92,21 +143,35 @@ Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_ove
 std::vector<std::string> hardware_preset_names();
 // The hardware as JSON in the file schema (what `--gpu FILE` accepts); used by `calibrate --out` and the JSON echo.
 std::string hardware_to_json(const Hardware& hw);
-// (additions) A preset by name (case-insensitive, aliases accepted); throws InputError listing the valid names.
+// A preset by name (case-insensitive, aliases accepted); throws InputError listing the valid names.
 Hardware hardware_preset(const std::string& name);
+// The JSON text of a preset as compiled in from hardware/presets/<name>.json (empty when there is none).
+std::string hardware_preset_text(const std::string& canonical_name);
 // Parses hardware JSON text (the file schema); `origin` names it in errors and in the provenance of overridden fields.
 Hardware parse_hardware_json(const std::string& text, const std::string& origin);
-// Checks every field (peaks > 0, compute fractions in (0,1], link efficiencies > 0, a full mesh has a link per peer);
-// throws InputError naming the field.
+// Applies a JSON document of the same schema on top of `hw` (every key optional, unknown keys rejected): how a
+// calibration file overrides fitted constants such as gpu.kernels.<stack>.sustained_efficiency.
+Hardware apply_hardware_overrides(const Hardware& hw, const std::string& text, const std::string& origin);
+// Checks every field (peaks > 0, compute fractions in (0,1], link efficiencies > 0, a full mesh has a link per peer,
+// one scale-up tier first, kernel profiles "pytorch" and "megatron" present); throws InputError naming the field.
 void validate_hardware(const Hardware& hw);
-// Recomputes derived fields (node.inter.bw_Bps_unidir = nics × NIC bytes/s / gpus_per_node). Called by the loaders.
+// Recomputes derived fields (scale-out bw_Bps_unidir = nics × NIC bytes/s / gpus_per_node; the active kernel profile
+// "pytorch" copied into gpu.compute). Called by the loaders.
 void finalize_hardware(Hardware& hw);
-// Network bandwidth one GPU gets (bytes/s, nominal, before efficiency) when `concurrent` GPUs of its node use the
-// node's NICs at once: nics·nic/concurrent, at most its own NICs (nics·nic/gpus_per_node) or one NIC, the larger.
-double nic_share_Bps(const NodeSpec& node, int concurrent);
 
-// The same hardware with the Transformer Engine stack's kernel constants in place of the PyTorch-native ones.
+// The hardware as the given software stack sees it: its kernel profile copied into gpu.compute. Stack names are the
+// keys of gpu.kernels ("pytorch", "megatron"); an unknown name is an InputError listing them.
+Hardware hardware_for_stack(const Hardware& hw, const std::string& stack);
+// hardware_for_stack(hw, "megatron"): Megatron-Core + Transformer Engine kernels.
 Hardware megatron_compute(const Hardware& hw);
+// The same hardware with free communication (no latency, unbounded bandwidth): for analysis and contract tests.
+Hardware with_free_network(Hardware hw);
+
+// ---- network sharing (the scale-out tier as a shared resource; collectives.cpp) ----
+// Nominal NIC bandwidth one GPU gets (bytes/s, before efficiency) when `concurrent` GPUs of its node use the node's
+// NICs at once: nics·nic/concurrent, at most its own NICs (nics·nic/gpus_per_node) or one NIC, the larger. 0 when the
+// node has no scale-out tier.
+double nic_share_Bps(const NodeSpec& node, int concurrent);
 
 // ---- compute cost (compute_cost.cpp) ----
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead
@@ -121,33 +186,50 @@ double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t s
 // Memory-bound kernels (norms, activations, optimizer): bytes over achievable HBM bandwidth.
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels = 1);
 
-// ---- collectives (collectives.cpp) ----
+// ---- collectives (collectives.cpp, nccl_model.cpp) ----
 enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv, Broadcast };
-enum class CollAlgo { Auto, Ring, Tree, Hierarchical, NVLS, Direct };
+// Algorithms as NCCL names them (Tree, Ring, CollNet, NVLS, NVLSTree, PAT), plus Hierarchical (an explicit two-level
+// intra RS → inter AR → intra AG schedule, not an NCCL algorithm: only when forced) and Direct (point-to-point: the
+// p2p path of AllToAll/SendRecv, and RCCL's all-link schedule on an xGMI mesh).
+enum class CollAlgo { Auto, Ring, Tree, Hierarchical, NVLS, Direct, NVLSTree, CollNet, PAT };
+enum class CollProtocol { LL, LL128, Simple };
 std::string to_string(Collective c);
 std::string to_string(CollAlgo a);
+std::string to_string(CollProtocol p);
 
 // Where a communicator's ranks sit: `size` ranks, `per_node` of them in each node (size = per_node × nodes).
-// `concurrent_per_node` = how many GPUs of a node use the NICs at the same time for collectives of this kind
-// (all of a node's GPUs in symmetric plans): they share the node's NICs.
+// `concurrent_per_node` = how many GPUs of a node use the NICs at the same time for collectives of this kind (all of
+// a node's GPUs in symmetric plans): they share the node's NICs. `nic_fraction` = the fraction of this GPU's NIC share
+// this collective gets while other collectives of the same rank use the NICs too (the engine sets it when it splits
+// the NICs between concurrent dp/pp/cp/tp traffic; 1 = alone).
 struct GroupShape {
   int size = 1;
   int per_node = 1;
   int nodes = 1;
   int concurrent_per_node = 1;
+  double nic_fraction = 1.0;
 };
 
 struct CollectiveCost {
   double time_s = 0;
   CollAlgo algo = CollAlgo::Ring;
+  CollProtocol protocol = CollProtocol::Simple;
+  int channels = 0;             // NCCL channels (one CTA each) the call runs on
+  double latency_s = 0;         // the fixed part of time_s (what the call costs at zero bytes)
+  double nic_bytes = 0;         // bytes this rank sends over the scale-out tier (receives as many)
+  double nic_busy_s = 0;        // time this rank's NIC share is busy moving them (≤ time_s)
 };
-// S = bytes of the full buffer: all-reduce buffer, all-gather output, reduce-scatter input, send/recv message.
+// S = bytes of the full buffer: all-reduce buffer, all-gather output, reduce-scatter input, all-to-all send buffer
+// (S/size to each peer), send/recv message, broadcast buffer.
 // Contract (tests/hardware): time never decreases with bytes; a group of one costs nothing; zero bytes cost latency.
-// SendRecv is one message between neighbours of the group: it crosses the network when the group spans nodes (nodes > 1).
-// Algorithms, Auto's choice and the fallback for a forced algorithm a collective lacks: collectives.cpp's header.
+// Auto chooses algorithm, protocol and channel count the way NCCL's tuner does (nccl_model.cpp); a forced algorithm a
+// collective lacks falls back to Auto, and CollectiveCost says what ran.
 CollectiveCost collective_time(const Hardware& hw, Collective c, double bytes, const GroupShape& g,
                                CollAlgo algo = CollAlgo::Auto);
 // Bus-bandwidth factor of nccl-tests (doc/PERFORMANCE.md): AR 2(n−1)/n, AG/RS/AllToAll (n−1)/n, others 1.
 double bus_factor(Collective c, int n);
+// Bytes one rank puts on the scale-out tier for this collective (0 when the group stays inside a node), by the
+// algorithm Auto picks: what an engine that shares a rank's NICs between concurrent collectives splits bandwidth by.
+double collective_nic_bytes(const Hardware& hw, Collective c, double bytes, const GroupShape& g);
 
 }  // namespace parsim

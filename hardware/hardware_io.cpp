@@ -1,4 +1,5 @@
-// parsim hardware/hardware_io.cpp — the hardware JSON file (what `--gpu FILE` reads and `calibrate --out` writes).
+// parsim hardware/hardware_io.cpp — the hardware JSON file: the compiled-in presets (hardware/presets/*.json), what
+// `--gpu FILE` reads, and what `calibrate --out` writes.
 //
 // Schema (units in the key names; converted to SI here and nowhere else; examples/hardware/*.json):
 // {
@@ -6,31 +7,37 @@
 //   "description": "...",                         optional free text, ignored
 //   "base": "h100",                               optional preset to start from; then every key below is optional
 //                                                 and overrides the preset. Without "base" every key is required.
-//   "gpu": { "name": "...",
+//   "gpu": { "name": "...", "arch": "ampere" | "hopper" | "blackwell" | "cdna3" | "cdna4",
 //            "peak_fp32_tflops", "peak_tf32_tflops", "peak_bf16_tflops", "peak_fp16_tflops": dense TFLOP/s (> 0),
 //            "peak_fp8_tflops": dense TFLOP/s, 0 = no fp8 tensor cores,
 //            "hbm_gib": CUDA-visible memory in GiB (2^30 B), "hbm_bw_gbytes_per_s": HBM bandwidth in GB/s (1e9 B/s),
 //            "compute": { "gemm_ceiling", "gemm_ceiling_fp8", "gemm_ceiling_fp32": fractions of peak in (0,1],
-//                         "num_sms": SMs (CUs), "gemm_k_half": k, "attn_fwd_efficiency", "attn_bwd_efficiency": (0,1],
-//                         "attn_fwd_seq_half", "attn_bwd_seq_half": tokens, "attn_head_dim_half": head-dim units,
+//                         "num_sms": SMs (CUs), "gemm_k_half": k, "attn_head_dim_half": head-dim units,
 //                         "hbm_efficiency": (0,1], "kernel_overhead_us", "layer_overhead_us": µs (≥ 0),
-//                         "comm_compute_slowdown", "sustained_efficiency": fractions in [0,1],
-//                         "attn_causal_efficiency": fraction in [0,1],
-//                         "fp8_cast_bytes_per_element": bytes (≥ 0),
-//                         Transformer Engine stack: "te_sustained_efficiency", "te_attn_fwd_efficiency",
-//                         "te_attn_bwd_efficiency" (fractions), "te_attn_fwd_seq_half", "te_attn_bwd_seq_half"
-//                         (tokens), "te_fp8_cast_bytes_per_element" (bytes) } },
-//   "node": { "gpus_per_node": int,
-//             "intra": { "name": "nvlink4", "topology": "switch" | "full_mesh",
-//                        "gbytes_per_s_unidir": per GPU per direction in GB/s (full_mesh: summed over its links),
-//                        "links_per_gpu": int (full_mesh: one per peer, so ≥ gpus_per_node − 1),
-//                        "efficiency": achievable ring busbw / nominal (> 0; above 1 only when a calibration beats
-//                        the nominal figure), "latency_us": α per step in µs,
-//                        "nvls": bool, "nvls_efficiency": > 0, "nvls_latency_us": µs, "nvls_min_gpus": int },
-//             "inter": { "name": "ib-ndr", "nics_per_node": int, "nic_gbits_per_s": per NIC in Gb/s (1e9 bit/s),
-//                        "efficiency": > 0, "latency_us": α per inter-node step in µs } },
-//   "sources": { "<field path, e.g. gpu.peak_bf16_tflops>": "provenance", ... }   optional, string values; a
-//              number the file sets without a source gets "set in hardware file '<path>'"
+//                         "comm_compute_slowdown", "attn_causal_efficiency": fractions in [0,1] },
+//            "kernels": { "pytorch": {…}, "megatron": {…} }   one kernel profile per software stack:
+//                         "sustained_efficiency", "attn_fwd_efficiency", "attn_bwd_efficiency": fractions in (0,1],
+//                         "attn_fwd_seq_half", "attn_bwd_seq_half": tokens (> 0),
+//                         "fp8_cast_bytes_per_element": bytes (≥ 0), "collective_call_overhead_us": µs (≥ 0) },
+//   "node": { "gpus_per_node": int, "cpu_vendor": "intel" | "amd" | "arm",
+//             "tiers": [ one object per network tier, matched to the base's tiers by "kind":
+//               { "kind": "scale_up", "name": "nvlink4", "topology": "switch" | "full_mesh",
+//                 "gbytes_per_s_unidir": per GPU per direction in GB/s (full_mesh: summed over its links),
+//                 "links_per_gpu": int (full_mesh: one per peer, so ≥ gpus_per_node − 1),
+//                 "efficiency": achievable ring busbw / nominal (> 0), "latency_us": extra µs per hop (≥ 0),
+//                 "nvls": bool, "nvls_efficiency": > 0, "nvls_min_gpus": int },
+//               { "kind": "scale_out", "name": "ib-ndr", "nics_per_node": int, "nic_gbits_per_s": per NIC in Gb/s
+//                 (1e9 bit/s), "efficiency": NIC goodput / line rate (> 0), "latency_us": extra µs per network step
+//                 (≥ 0), "sharp": bool (in-network reduction) } ] },
+//   "collectives": { "library": "nccl" | "rccl", "protocols": ["ll", "ll128", "simple"],
+//                    "algorithms": ["tree", "ring", "collnet", "nvls", "nvls_tree", "pat"],
+//                    "buffsize_bytes", "nvls_chunk_bytes", "nvls_tree_chunk_bytes": bytes (> 0),
+//                    "min_channels", "max_channels": int, "net_latency_us": µs the net plugin declares to NCCL's tuner
+//                    (≥ 0), "gdr_flush": bool },
+//   "sources": { "<field path>": "provenance", ... }   optional, string values; a number the file sets without a
+//              source gets "set in hardware file '<path>'". Paths: gpu.peak_bf16_tflops, gpu.compute.num_sms,
+//              gpu.kernels.megatron.sustained_efficiency, node.scale_up.efficiency, node.scale_out.nic_gbits_per_s,
+//              collectives.buffsize_bytes, …
 // }
 // Unknown keys, wrong types and out-of-range values are InputErrors naming the file and the key. hardware_to_json
 // writes the complete form (no "base"), which parse_hardware_json reads back to an identical Hardware.
@@ -39,6 +46,7 @@
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -50,97 +58,135 @@ using nlohmann::json;
 
 enum class Rule { Positive, NonNegative, Fraction, UnitInterval };  // >0, ≥0, (0,1], [0,1]
 
+// A number of one section. `ref` reaches the field inside the object the section describes (T).
+template <class T>
 struct NumField {
-  const char* section;  // "gpu", "gpu.compute", "node.intra", "node.inter"
   const char* key;
   double scale;  // SI value = file value × scale
   Rule rule;
-  std::function<double&(Hardware&)> ref;
+  std::function<double&(T&)> ref;
 };
+template <class T>
 struct IntField {
-  const char* section;
   const char* key;
   int min;
-  std::function<int&(Hardware&)> ref;
+  std::function<int&(T&)> ref;
+};
+template <class T>
+struct BoolField {
+  const char* key;
+  std::function<bool&(T&)> ref;
 };
 
-const std::vector<NumField>& num_fields() {
-  static const std::vector<NumField> f = {
-      {"gpu", "peak_fp32_tflops", 1e12, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.peak_fp32; }},
-      {"gpu", "peak_tf32_tflops", 1e12, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.peak_tf32; }},
-      {"gpu", "peak_bf16_tflops", 1e12, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.peak_bf16; }},
-      {"gpu", "peak_fp16_tflops", 1e12, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.peak_fp16; }},
-      {"gpu", "peak_fp8_tflops", 1e12, Rule::NonNegative, [](Hardware& h) -> double& { return h.gpu.peak_fp8; }},
-      {"gpu", "hbm_gib", kGiB, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.hbm_capacity_bytes; }},
-      {"gpu", "hbm_bw_gbytes_per_s", kGB, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.hbm_bandwidth_Bps; }},
-      {"gpu.compute", "gemm_ceiling", 1, Rule::Fraction, [](Hardware& h) -> double& { return h.gpu.compute.gemm_ceiling; }},
-      {"gpu.compute", "gemm_ceiling_fp8", 1, Rule::Fraction,
-       [](Hardware& h) -> double& { return h.gpu.compute.gemm_ceiling_fp8; }},
-      {"gpu.compute", "gemm_ceiling_fp32", 1, Rule::Fraction,
-       [](Hardware& h) -> double& { return h.gpu.compute.gemm_ceiling_fp32; }},
-      {"gpu.compute", "gemm_k_half", 1, Rule::Positive, [](Hardware& h) -> double& { return h.gpu.compute.gemm_k_half; }},
-      {"gpu.compute", "attn_fwd_efficiency", 1, Rule::Fraction,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_fwd_efficiency; }},
-      {"gpu.compute", "attn_bwd_efficiency", 1, Rule::Fraction,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_bwd_efficiency; }},
-      {"gpu.compute", "attn_fwd_seq_half", 1, Rule::Positive,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_seq_half; }},
-      {"gpu.compute", "attn_bwd_seq_half", 1, Rule::Positive,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_bwd_seq_half; }},
-      {"gpu.compute", "attn_head_dim_half", 1, Rule::Positive,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_head_dim_half; }},
-      {"gpu.compute", "hbm_efficiency", 1, Rule::Fraction,
-       [](Hardware& h) -> double& { return h.gpu.compute.hbm_efficiency; }},
-      {"gpu.compute", "kernel_overhead_us", 1e-6, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.kernel_overhead_s; }},
-      {"gpu.compute", "layer_overhead_us", 1e-6, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.layer_overhead_s; }},
-      {"gpu.compute", "comm_compute_slowdown", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.comm_compute_slowdown; }},
-      {"gpu.compute", "sustained_efficiency", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.sustained_efficiency; }},
-      {"gpu.compute", "attn_causal_efficiency", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.attn_causal_efficiency; }},
-      {"gpu.compute", "te_sustained_efficiency", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_sustained_efficiency; }},
-      {"gpu.compute", "te_attn_fwd_efficiency", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_attn_fwd_efficiency; }},
-      {"gpu.compute", "te_attn_fwd_seq_half", 1, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_attn_seq_half; }},
-      {"gpu.compute", "te_attn_bwd_efficiency", 1, Rule::UnitInterval,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_attn_bwd_efficiency; }},
-      {"gpu.compute", "te_attn_bwd_seq_half", 1, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_attn_bwd_seq_half; }},
-      {"gpu.compute", "te_fp8_cast_bytes_per_element", 1, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.te_fp8_cast_bytes_per_element; }},
-      {"gpu.compute", "fp8_cast_bytes_per_element", 1, Rule::NonNegative,
-       [](Hardware& h) -> double& { return h.gpu.compute.fp8_cast_bytes_per_element; }},
-      {"node.intra", "gbytes_per_s_unidir", kGB, Rule::Positive,
-       [](Hardware& h) -> double& { return h.node.intra.bw_Bps_unidir; }},
-      {"node.intra", "efficiency", 1, Rule::Positive, [](Hardware& h) -> double& { return h.node.intra.efficiency; }},
-      {"node.intra", "latency_us", 1e-6, Rule::Positive, [](Hardware& h) -> double& { return h.node.intra.latency_s; }},
-      {"node.intra", "nvls_efficiency", 1, Rule::Positive, [](Hardware& h) -> double& { return h.node.nvls_efficiency; }},
-      {"node.intra", "nvls_latency_us", 1e-6, Rule::Positive,
-       [](Hardware& h) -> double& { return h.node.nvls_latency_s; }},
-      {"node.inter", "nic_gbits_per_s", 1e9, Rule::Positive, [](Hardware& h) -> double& { return h.node.nic_bits_per_s; }},
-      {"node.inter", "efficiency", 1, Rule::Positive, [](Hardware& h) -> double& { return h.node.inter.efficiency; }},
-      {"node.inter", "latency_us", 1e-6, Rule::Positive, [](Hardware& h) -> double& { return h.node.inter.latency_s; }},
+#define PARSIM_NUM(T, key, scale, rule, expr) \
+  NumField<T> { key, scale, rule, [](T& x) -> double& { return expr; } }
+#define PARSIM_INT(T, key, min, expr) \
+  IntField<T> { key, min, [](T& x) -> int& { return expr; } }
+#define PARSIM_BOOL(T, key, expr) \
+  BoolField<T> { key, [](T& x) -> bool& { return expr; } }
+
+const std::vector<NumField<GpuSpec>>& gpu_nums() {
+  static const std::vector<NumField<GpuSpec>> f = {
+      PARSIM_NUM(GpuSpec, "peak_fp32_tflops", 1e12, Rule::Positive, x.peak_fp32),
+      PARSIM_NUM(GpuSpec, "peak_tf32_tflops", 1e12, Rule::Positive, x.peak_tf32),
+      PARSIM_NUM(GpuSpec, "peak_bf16_tflops", 1e12, Rule::Positive, x.peak_bf16),
+      PARSIM_NUM(GpuSpec, "peak_fp16_tflops", 1e12, Rule::Positive, x.peak_fp16),
+      PARSIM_NUM(GpuSpec, "peak_fp8_tflops", 1e12, Rule::NonNegative, x.peak_fp8),
+      PARSIM_NUM(GpuSpec, "hbm_gib", kGiB, Rule::Positive, x.hbm_capacity_bytes),
+      PARSIM_NUM(GpuSpec, "hbm_bw_gbytes_per_s", kGB, Rule::Positive, x.hbm_bandwidth_Bps),
   };
   return f;
 }
-
-const std::vector<IntField>& int_fields() {
-  static const std::vector<IntField> f = {
-      {"gpu.compute", "num_sms", 1, [](Hardware& h) -> int& { return h.gpu.compute.num_sms; }},
-      {"node", "gpus_per_node", 1, [](Hardware& h) -> int& { return h.node.gpus_per_node; }},
-      {"node.intra", "links_per_gpu", 1, [](Hardware& h) -> int& { return h.node.links_per_gpu; }},
-      {"node.intra", "nvls_min_gpus", 2, [](Hardware& h) -> int& { return h.node.nvls_min_gpus; }},
-      {"node.inter", "nics_per_node", 1, [](Hardware& h) -> int& { return h.node.nics_per_node; }},
+const std::vector<NumField<ComputeModel>>& compute_nums() {
+  static const std::vector<NumField<ComputeModel>> f = {
+      PARSIM_NUM(ComputeModel, "gemm_ceiling", 1, Rule::Fraction, x.gemm_ceiling),
+      PARSIM_NUM(ComputeModel, "gemm_ceiling_fp8", 1, Rule::Fraction, x.gemm_ceiling_fp8),
+      PARSIM_NUM(ComputeModel, "gemm_ceiling_fp32", 1, Rule::Fraction, x.gemm_ceiling_fp32),
+      PARSIM_NUM(ComputeModel, "gemm_k_half", 1, Rule::Positive, x.gemm_k_half),
+      PARSIM_NUM(ComputeModel, "attn_head_dim_half", 1, Rule::Positive, x.attn_head_dim_half),
+      PARSIM_NUM(ComputeModel, "hbm_efficiency", 1, Rule::Fraction, x.hbm_efficiency),
+      PARSIM_NUM(ComputeModel, "kernel_overhead_us", 1e-6, Rule::NonNegative, x.kernel_overhead_s),
+      PARSIM_NUM(ComputeModel, "layer_overhead_us", 1e-6, Rule::NonNegative, x.layer_overhead_s),
+      PARSIM_NUM(ComputeModel, "comm_compute_slowdown", 1, Rule::UnitInterval, x.comm_compute_slowdown),
+      PARSIM_NUM(ComputeModel, "attn_causal_efficiency", 1, Rule::UnitInterval, x.attn_causal_efficiency),
   };
   return f;
 }
+const std::vector<IntField<ComputeModel>>& compute_ints() {
+  static const std::vector<IntField<ComputeModel>> f = {PARSIM_INT(ComputeModel, "num_sms", 1, x.num_sms)};
+  return f;
+}
+const std::vector<NumField<KernelProfile>>& kernel_nums() {
+  static const std::vector<NumField<KernelProfile>> f = {
+      PARSIM_NUM(KernelProfile, "sustained_efficiency", 1, Rule::Fraction, x.sustained_efficiency),
+      PARSIM_NUM(KernelProfile, "attn_fwd_efficiency", 1, Rule::Fraction, x.attn_fwd_efficiency),
+      PARSIM_NUM(KernelProfile, "attn_fwd_seq_half", 1, Rule::Positive, x.attn_fwd_seq_half),
+      PARSIM_NUM(KernelProfile, "attn_bwd_efficiency", 1, Rule::Fraction, x.attn_bwd_efficiency),
+      PARSIM_NUM(KernelProfile, "attn_bwd_seq_half", 1, Rule::Positive, x.attn_bwd_seq_half),
+      PARSIM_NUM(KernelProfile, "fp8_cast_bytes_per_element", 1, Rule::NonNegative, x.fp8_cast_bytes_per_element),
+      PARSIM_NUM(KernelProfile, "collective_call_overhead_us", 1e-6, Rule::NonNegative, x.collective_call_overhead_s),
+  };
+  return f;
+}
+const std::vector<NumField<LinkTier>>& scale_up_nums() {
+  static const std::vector<NumField<LinkTier>> f = {
+      PARSIM_NUM(LinkTier, "gbytes_per_s_unidir", kGB, Rule::Positive, x.bw_Bps_unidir),
+      PARSIM_NUM(LinkTier, "efficiency", 1, Rule::Positive, x.efficiency),
+      PARSIM_NUM(LinkTier, "latency_us", 1e-6, Rule::NonNegative, x.latency_s),
+      PARSIM_NUM(LinkTier, "nvls_efficiency", 1, Rule::Positive, x.nvls_efficiency),
+  };
+  return f;
+}
+const std::vector<IntField<LinkTier>>& scale_up_ints() {
+  static const std::vector<IntField<LinkTier>> f = {PARSIM_INT(LinkTier, "links_per_gpu", 1, x.links_per_gpu),
+                                                    PARSIM_INT(LinkTier, "nvls_min_gpus", 2, x.nvls_min_gpus)};
+  return f;
+}
+const std::vector<BoolField<LinkTier>>& scale_up_bools() {
+  static const std::vector<BoolField<LinkTier>> f = {PARSIM_BOOL(LinkTier, "nvls", x.nvls)};
+  return f;
+}
+const std::vector<NumField<LinkTier>>& scale_out_nums() {
+  static const std::vector<NumField<LinkTier>> f = {
+      PARSIM_NUM(LinkTier, "nic_gbits_per_s", 1e9, Rule::Positive, x.nic_bits_per_s),
+      PARSIM_NUM(LinkTier, "efficiency", 1, Rule::Positive, x.efficiency),
+      PARSIM_NUM(LinkTier, "latency_us", 1e-6, Rule::NonNegative, x.latency_s),
+  };
+  return f;
+}
+const std::vector<IntField<LinkTier>>& scale_out_ints() {
+  static const std::vector<IntField<LinkTier>> f = {PARSIM_INT(LinkTier, "nics_per_node", 1, x.nics_per_node)};
+  return f;
+}
+const std::vector<BoolField<LinkTier>>& scale_out_bools() {
+  static const std::vector<BoolField<LinkTier>> f = {PARSIM_BOOL(LinkTier, "sharp", x.sharp)};
+  return f;
+}
+const std::vector<NumField<CollectiveLibrary>>& comm_nums() {
+  static const std::vector<NumField<CollectiveLibrary>> f = {
+      PARSIM_NUM(CollectiveLibrary, "buffsize_bytes", 1, Rule::Positive, x.buffsize_bytes),
+      PARSIM_NUM(CollectiveLibrary, "nvls_chunk_bytes", 1, Rule::Positive, x.nvls_chunk_bytes),
+      PARSIM_NUM(CollectiveLibrary, "nvls_tree_chunk_bytes", 1, Rule::Positive, x.nvls_tree_chunk_bytes),
+      PARSIM_NUM(CollectiveLibrary, "net_latency_us", 1e-6, Rule::NonNegative, x.net_latency_s),
+  };
+  return f;
+}
+const std::vector<IntField<CollectiveLibrary>>& comm_ints() {
+  static const std::vector<IntField<CollectiveLibrary>> f = {
+      PARSIM_INT(CollectiveLibrary, "min_channels", 0, x.min_channels),
+      PARSIM_INT(CollectiveLibrary, "max_channels", 1, x.max_channels)};
+  return f;
+}
+const std::vector<BoolField<CollectiveLibrary>>& comm_bools() {
+  static const std::vector<BoolField<CollectiveLibrary>> f = {PARSIM_BOOL(CollectiveLibrary, "gdr_flush", x.gdr_flush)};
+  return f;
+}
 
-std::string path_of(const char* section, const char* key) { return std::string(section) + "." + key; }
+#undef PARSIM_NUM
+#undef PARSIM_INT
+#undef PARSIM_BOOL
+
+const char* const kStacks[] = {"pytorch", "megatron"};
 
 std::string rule_text(Rule r) {
   switch (r) {
@@ -170,64 +216,291 @@ double to_unit(double x, double scale) {
   return q;
 }
 
-std::string topology_name(IntraTopology t) { return t == IntraTopology::Switch ? "switch" : "full_mesh"; }
+// ---- enum names ----
+struct EnumName {
+  const char* name;
+  int value;
+};
+const std::vector<EnumName> kArchNames = {{"ampere", static_cast<int>(GpuArch::Ampere)},
+                                          {"hopper", static_cast<int>(GpuArch::Hopper)},
+                                          {"blackwell", static_cast<int>(GpuArch::Blackwell)},
+                                          {"cdna3", static_cast<int>(GpuArch::CDNA3)},
+                                          {"cdna4", static_cast<int>(GpuArch::CDNA4)}};
+const std::vector<EnumName> kCpuNames = {{"intel", static_cast<int>(CpuVendor::Intel)},
+                                         {"amd", static_cast<int>(CpuVendor::AMD)},
+                                         {"arm", static_cast<int>(CpuVendor::Arm)}};
+const std::vector<EnumName> kTopoNames = {{"switch", static_cast<int>(IntraTopology::Switch)},
+                                          {"full_mesh", static_cast<int>(IntraTopology::FullMesh)}};
+const std::vector<EnumName> kKindNames = {{"scale_up", static_cast<int>(TierKind::ScaleUp)},
+                                          {"scale_out", static_cast<int>(TierKind::ScaleOut)}};
+const std::vector<EnumName> kProtoNames = {{"ll", kProtoLL}, {"ll128", kProtoLL128}, {"simple", kProtoSimple}};
+const std::vector<EnumName> kAlgoNames = {{"tree", kAlgoTree},   {"ring", kAlgoRing},          {"collnet", kAlgoCollNet},
+                                          {"nvls", kAlgoNVLS},   {"nvls_tree", kAlgoNVLSTree}, {"pat", kAlgoPAT}};
 
-// Reads one JSON section into hw. `all` = every key required (no base preset).
-void read_section(const json& j, const std::string& section, const std::string& ctx, bool all, Hardware& hw,
-                  std::set<std::string>& set_paths) {
-  StrictObject o(j, ctx + ": \"" + section + "\"");
+std::string names_of(const std::vector<EnumName>& v) {
+  std::string s;
+  for (const auto& e : v) s += std::string(s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+int enum_value(const std::vector<EnumName>& v, const std::string& text, const std::string& what) {
+  const std::string t = to_lower(trim(text));
+  for (const auto& e : v)
+    if (t == e.name) return e.value;
+  throw InputError(what + " '" + text + "' is not valid (choose " + names_of(v) + ")");
+}
+std::string enum_name(const std::vector<EnumName>& v, int value) {
+  for (const auto& e : v)
+    if (e.value == value) return e.name;
+  return "?";
+}
+std::vector<std::string> flag_names(const std::vector<EnumName>& v, unsigned mask) {
+  std::vector<std::string> out;
+  for (const auto& e : v)
+    if (mask & static_cast<unsigned>(e.value)) out.push_back(e.name);
+  return out;
+}
+
+// ---- reading ----
+struct Reader {
+  std::string ctx;   // "hardware file 'x.json'"
+  bool all;          // no base: every key required
+  Hardware& hw;
+  std::set<std::string>& set_paths;
+};
+
+// Reads the numbers, ints and bools of one section into `obj`; `path` is the section's source-key prefix.
+template <class T>
+void read_fields(const Reader& r, StrictObject& o, const std::string& path, T& obj, bool all,
+                 const std::vector<NumField<T>>& nums, const std::vector<IntField<T>>& ints,
+                 const std::vector<BoolField<T>>& bools) {
   auto present = [&](const char* key) {
     o.ignore(key);
     if (all && !o.has(key))
-      throw InputError(ctx + ": missing key '" + section + "." + key + "' (required when the file has no \"base\" preset)");
+      throw InputError(r.ctx + ": missing key '" + path + "." + key + "' (required when the file has no \"base\" preset)");
     return o.has(key);
   };
-  for (const auto& f : num_fields()) {
-    if (section != f.section || !present(f.key)) continue;
+  for (const auto& f : nums) {
+    if (!present(f.key)) continue;
     const double v = o.req_num(f.key);
     if (!rule_ok(f.rule, v))
-      throw InputError(ctx + ": " + path_of(f.section, f.key) + " must be " + rule_text(f.rule) + ", got " + fmt_num(v, 6));
-    f.ref(hw) = v * f.scale;
-    set_paths.insert(path_of(f.section, f.key));
+      throw InputError(r.ctx + ": " + path + "." + f.key + " must be " + rule_text(f.rule) + ", got " + fmt_num(v, 6));
+    f.ref(obj) = v * f.scale;
+    r.set_paths.insert(path + "." + f.key);
   }
-  for (const auto& f : int_fields()) {
-    if (section != f.section || !present(f.key)) continue;
+  for (const auto& f : ints) {
+    if (!present(f.key)) continue;
     const auto v = o.req_int(f.key);
     if (v < f.min || v > 1'000'000)
-      throw InputError(ctx + ": " + path_of(f.section, f.key) + " must be an integer ≥ " + std::to_string(f.min) + ", got " +
+      throw InputError(r.ctx + ": " + path + "." + f.key + " must be an integer ≥ " + std::to_string(f.min) + ", got " +
                        std::to_string(v));
-    f.ref(hw) = static_cast<int>(v);
-    set_paths.insert(path_of(f.section, f.key));
+    f.ref(obj) = static_cast<int>(v);
+    r.set_paths.insert(path + "." + f.key);
   }
-  auto str = [&](const char* key, std::string& dst) {
-    if (!present(key)) return;
-    dst = o.req_str(key);
-    if (trim(dst).empty()) throw InputError(ctx + ": " + section + "." + key + " must not be empty");
-    set_paths.insert(section + "." + key);
-  };
-  if (section == "gpu") {
-    str("name", hw.gpu.name);
-    if (present("compute")) read_section(o.req_obj("compute"), "gpu.compute", ctx, all, hw, set_paths);
-  } else if (section == "node") {
-    if (present("intra")) read_section(o.req_obj("intra"), "node.intra", ctx, all, hw, set_paths);
-    if (present("inter")) read_section(o.req_obj("inter"), "node.inter", ctx, all, hw, set_paths);
-  } else if (section == "node.intra") {
-    str("name", hw.node.intra.name);
-    if (present("topology")) {
-      const std::string t = to_lower(o.req_str("topology"));
-      if (t == "switch") hw.node.topology = IntraTopology::Switch;
-      else if (t == "full_mesh") hw.node.topology = IntraTopology::FullMesh;
-      else throw InputError(ctx + ": node.intra.topology '" + t + "' is not valid (choose switch or full_mesh)");
-      set_paths.insert("node.intra.topology");
+  for (const auto& f : bools) {
+    if (!present(f.key)) continue;
+    f.ref(obj) = o.req_bool(f.key);
+    r.set_paths.insert(path + "." + f.key);
+  }
+}
+
+// A required-or-optional string key; returns whether it was present.
+bool read_str(const Reader& r, StrictObject& o, const std::string& path, const char* key, bool all, std::string& dst) {
+  o.ignore(key);
+  if (!o.has(key)) {
+    if (all) throw InputError(r.ctx + ": missing key '" + path + "." + key + "' (required when the file has no \"base\" preset)");
+    return false;
+  }
+  dst = o.req_str(key);
+  if (trim(dst).empty()) throw InputError(r.ctx + ": " + path + "." + key + " must not be empty");
+  return true;
+}
+
+template <class E>
+void read_enum(const Reader& r, StrictObject& o, const std::string& path, const char* key, bool all,
+               const std::vector<EnumName>& names, E& dst) {
+  std::string s;
+  if (!read_str(r, o, path, key, all, s)) return;
+  dst = static_cast<E>(enum_value(names, s, r.ctx + ": " + path + "." + key));
+  r.set_paths.insert(path + "." + key);
+}
+
+unsigned read_flag_list(const Reader& r, const json& arr, const std::string& path, const std::vector<EnumName>& names) {
+  if (!arr.is_array() || arr.empty())
+    throw InputError(r.ctx + ": " + path + " must be a non-empty list of strings (" + names_of(names) + ")");
+  unsigned mask = 0;
+  for (const auto& e : arr) {
+    if (!e.is_string()) throw InputError(r.ctx + ": " + path + " must be a list of strings (" + names_of(names) + ")");
+    mask |= static_cast<unsigned>(enum_value(names, e.get<std::string>(), r.ctx + ": " + path + " entry"));
+  }
+  return mask;
+}
+
+void read_kernels(const Reader& r, const json& j) {
+  StrictObject o(j, r.ctx + ": \"gpu.kernels\"");
+  for (const char* stack : kStacks) {
+    o.ignore(stack);
+    auto it = r.hw.gpu.kernels.find(stack);
+    const bool is_new = it == r.hw.gpu.kernels.end();
+    if (!o.has(stack)) {
+      if (is_new) throw InputError(r.ctx + ": missing kernel profile 'gpu.kernels." + stack + "'");
+      continue;
     }
-    if (present("nvls")) {
-      hw.node.nvls = o.req_bool("nvls");
-      set_paths.insert("node.intra.nvls");
-    }
-  } else if (section == "node.inter") {
-    str("name", hw.node.inter.name);
+    KernelProfile& k = r.hw.gpu.kernels[stack];
+    StrictObject ko(o.req_obj(stack), r.ctx + ": \"gpu.kernels." + stack + "\"");
+    read_fields<KernelProfile>(r, ko, std::string("gpu.kernels.") + stack, k, r.all || is_new, kernel_nums(), {}, {});
+    ko.finish();
   }
   o.finish();
+}
+
+void read_gpu(const Reader& r, const json& j) {
+  StrictObject o(j, r.ctx + ": \"gpu\"");
+  if (read_str(r, o, "gpu", "name", r.all, r.hw.gpu.name)) r.set_paths.insert("gpu.name");
+  read_enum(r, o, "gpu", "arch", r.all, kArchNames, r.hw.gpu.arch);
+  read_fields<GpuSpec>(r, o, "gpu", r.hw.gpu, r.all, gpu_nums(), {}, {});
+  o.ignore("compute");
+  if (o.has("compute")) {
+    StrictObject c(o.req_obj("compute"), r.ctx + ": \"gpu.compute\"");
+    read_fields<ComputeModel>(r, c, "gpu.compute", r.hw.gpu.compute, r.all, compute_nums(), compute_ints(), {});
+    c.finish();
+  } else if (r.all) {
+    throw InputError(r.ctx + ": missing key 'gpu.compute' (required when the file has no \"base\" preset)");
+  }
+  o.ignore("kernels");
+  if (o.has("kernels")) read_kernels(r, o.req_obj("kernels"));
+  else if (r.all) throw InputError(r.ctx + ": missing key 'gpu.kernels' (required when the file has no \"base\" preset)");
+  o.finish();
+}
+
+void read_tier(const Reader& r, const json& j, std::size_t index) {
+  const std::string where = r.ctx + ": node.tiers[" + std::to_string(index) + "]";
+  StrictObject o(j, where);
+  if (!o.has("kind")) throw InputError(where + ": missing key 'kind' (" + names_of(kKindNames) + ")");
+  const auto kind = static_cast<TierKind>(enum_value(kKindNames, o.req_str("kind"), where + ": kind"));
+  const bool up = kind == TierKind::ScaleUp;
+  const std::string path = up ? "node.scale_up" : "node.scale_out";
+  auto& tiers = r.hw.node.tiers;
+  auto it = std::find_if(tiers.begin(), tiers.end(), [&](const LinkTier& t) { return t.kind == kind; });
+  const bool is_new = it == tiers.end();
+  if (is_new) {
+    LinkTier t;
+    t.kind = kind;
+    tiers.push_back(t);
+    it = std::prev(tiers.end());
+  }
+  LinkTier& t = *it;
+  const bool all = r.all || is_new;
+  if (read_str(r, o, path, "name", all, t.name)) r.set_paths.insert(path + ".name");
+  if (up) {
+    read_enum(r, o, path, "topology", all, kTopoNames, t.topology);
+    read_fields<LinkTier>(r, o, path, t, all, scale_up_nums(), scale_up_ints(), scale_up_bools());
+  } else {
+    read_fields<LinkTier>(r, o, path, t, all, scale_out_nums(), scale_out_ints(), scale_out_bools());
+  }
+  o.finish();
+}
+
+void read_node(const Reader& r, const json& j) {
+  StrictObject o(j, r.ctx + ": \"node\"");
+  read_fields<NodeSpec>(r, o, "node", r.hw.node, r.all, {}, {{"gpus_per_node", 1, [](NodeSpec& n) -> int& { return n.gpus_per_node; }}}, {});
+  read_enum(r, o, "node", "cpu_vendor", r.all, kCpuNames, r.hw.node.cpu);
+  o.ignore("tiers");
+  if (o.has("tiers")) {
+    const json& arr = j.at("tiers");
+    if (!arr.is_array() || arr.empty())
+      throw InputError(r.ctx + ": node.tiers must be a non-empty list of tier objects (kind scale_up / scale_out)");
+    std::set<std::string> kinds;
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      if (!arr[i].is_object()) throw InputError(r.ctx + ": node.tiers[" + std::to_string(i) + "] must be an object");
+      const std::string k = arr[i].contains("kind") && arr[i]["kind"].is_string() ? arr[i]["kind"].get<std::string>() : "";
+      if (!kinds.insert(to_lower(k)).second)
+        throw InputError(r.ctx + ": node.tiers lists kind '" + k + "' twice (one scale_up and at most one scale_out tier)");
+      read_tier(r, arr[i], i);
+    }
+    if (r.all && !kinds.count("scale_up"))
+      throw InputError(r.ctx + ": node.tiers needs a tier of kind scale_up (the NVLink/xGMI domain)");
+  } else if (r.all) {
+    throw InputError(r.ctx + ": missing key 'node.tiers' (required when the file has no \"base\" preset)");
+  }
+  o.finish();
+}
+
+void read_collectives(const Reader& r, const json& j) {
+  StrictObject o(j, r.ctx + ": \"collectives\"");
+  CollectiveLibrary& c = r.hw.comm;
+  std::string lib;
+  if (read_str(r, o, "collectives", "library", r.all, lib)) {
+    lib = to_lower(trim(lib));
+    if (lib != "nccl" && lib != "rccl")
+      throw InputError(r.ctx + ": collectives.library '" + lib + "' is not valid (choose nccl or rccl)");
+    c.name = lib;
+    r.set_paths.insert("collectives.library");
+  }
+  for (const char* key : {"protocols", "algorithms"}) {
+    o.ignore(key);
+    if (!o.has(key)) {
+      if (r.all) throw InputError(r.ctx + ": missing key 'collectives." + std::string(key) + "' (required when the file has no \"base\" preset)");
+      continue;
+    }
+    const bool proto = std::string(key) == "protocols";
+    (proto ? c.protocols : c.algorithms) =
+        read_flag_list(r, j.at(key), std::string("collectives.") + key, proto ? kProtoNames : kAlgoNames);
+    r.set_paths.insert(std::string("collectives.") + key);
+  }
+  read_fields<CollectiveLibrary>(r, o, "collectives", c, r.all, comm_nums(), comm_ints(), comm_bools());
+  o.finish();
+}
+
+// Provenance: a field the file sets gets the file's source when it gives one, else "set in hardware file …".
+void apply_sources(Hardware& hw, const std::set<std::string>& set_paths, const std::map<std::string, std::string>& given,
+                   const std::string& origin) {
+  for (const auto& p : set_paths)  // names are labels, not numbers: they need no provenance
+    if (p.size() < 5 || p.substr(p.size() - 5) != ".name") hw.sources[p] = "set in hardware file '" + origin + "'";
+  for (const auto& [k, v] : given) hw.sources[k] = v;
+}
+
+// Reads the document into `hw` (a base already loaded into it when `has_base`).
+void read_document(const json& j, const std::string& ctx, bool all, Hardware& hw, const std::string& origin,
+                   StrictObject& root) {
+  std::set<std::string> set_paths;
+  Reader r{ctx, all, hw, set_paths};
+  for (const char* sec : {"gpu", "node", "collectives"}) {
+    root.ignore(sec);
+    if (!root.has(sec)) {
+      if (all) throw InputError(ctx + ": missing key '" + sec + "' (required when the file has no \"base\" preset)");
+      continue;
+    }
+    const json& s = root.req_obj(sec);
+    if (std::string(sec) == "gpu") read_gpu(r, s);
+    else if (std::string(sec) == "node") read_node(r, s);
+    else read_collectives(r, s);
+  }
+  std::map<std::string, std::string> given;
+  root.ignore("sources");
+  if (root.has("sources")) {
+    StrictObject s(root.req_obj("sources"), ctx + ": \"sources\"");
+    // Provenance is documentation: any key is kept (the convention is the field path, e.g. gpu.peak_bf16_tflops or
+    // node.scale_out.latency_us), but every value must be a string.
+    for (const auto& [k, v] : j.at("sources").items()) given[k] = s.req_str(k);
+    s.finish();
+  }
+  apply_sources(hw, set_paths, given, origin);
+}
+
+// The strict reader of sim/core: repeated keys, nesting beyond 64 levels and numbers beyond a double (1e400) are
+// InputErrors too, and errors name the line, column and text.
+json parse_text(const std::string& text, const std::string& ctx) { return parse_json_text(text, ctx); }
+
+void check_fields(const std::string& ctx, const std::string& path, auto& obj, const auto& nums, const auto& ints) {
+  for (const auto& f : nums) {
+    const double v = f.ref(obj) / f.scale;
+    if (!rule_ok(f.rule, v))
+      throw InputError(ctx + ": " + path + "." + f.key + " must be " + rule_text(f.rule) + ", got " + fmt_num(v, 6));
+  }
+  for (const auto& f : ints)
+    if (f.ref(obj) < f.min)
+      throw InputError(ctx + ": " + path + "." + f.key + " must be ≥ " + std::to_string(f.min) + ", got " +
+                       std::to_string(f.ref(obj)));
 }
 
 }  // namespace
@@ -235,30 +508,42 @@ void read_section(const json& j, const std::string& section, const std::string& 
 void validate_hardware(const Hardware& hw_in) {
   Hardware hw = hw_in;  // the field accessors take non-const references
   const std::string ctx = "hardware '" + hw.name + "'";
-  for (const auto& f : num_fields()) {
-    const double v = f.ref(hw) / f.scale;
-    if (!rule_ok(f.rule, v))
-      throw InputError(ctx + ": " + path_of(f.section, f.key) + " must be " + rule_text(f.rule) + ", got " + fmt_num(v, 6));
+  check_fields(ctx, "gpu", hw.gpu, gpu_nums(), std::vector<IntField<GpuSpec>>{});
+  check_fields(ctx, "gpu.compute", hw.gpu.compute, compute_nums(), compute_ints());
+  for (const char* stack : kStacks) {
+    auto it = hw.gpu.kernels.find(stack);
+    require(it != hw.gpu.kernels.end(), ctx + ": gpu.kernels needs a '" + stack + "' kernel profile");
+    check_fields(ctx, std::string("gpu.kernels.") + stack, it->second, kernel_nums(), std::vector<IntField<KernelProfile>>{});
   }
-  for (const auto& f : int_fields())
-    if (f.ref(hw) < f.min)
-      throw InputError(ctx + ": " + path_of(f.section, f.key) + " must be ≥ " + std::to_string(f.min) + ", got " +
-                       std::to_string(f.ref(hw)));
-  require(!hw.gpu.name.empty() && !hw.node.intra.name.empty() && !hw.node.inter.name.empty(),
-          ctx + ": gpu.name, node.intra.name and node.inter.name must not be empty");
-  if (hw.node.topology == IntraTopology::FullMesh) {
-    require(hw.node.links_per_gpu >= hw.node.gpus_per_node - 1,
+  require(hw.node.gpus_per_node >= 1, ctx + ": node.gpus_per_node must be ≥ 1, got " + std::to_string(hw.node.gpus_per_node));
+  require(!hw.node.tiers.empty() && hw.node.tiers.front().kind == TierKind::ScaleUp,
+          ctx + ": node.tiers must start with the scale_up tier (the NVLink/xGMI domain)");
+  require(hw.node.tiers.size() <= 2 && (hw.node.tiers.size() == 1 || hw.node.tiers[1].kind == TierKind::ScaleOut),
+          ctx + ": node.tiers holds one scale_up tier and at most one scale_out tier");
+  LinkTier& up = hw.node.scale_up();
+  check_fields(ctx, "node.scale_up", up, scale_up_nums(), scale_up_ints());
+  if (LinkTier* out = hw.node.scale_out()) check_fields(ctx, "node.scale_out", *out, scale_out_nums(), scale_out_ints());
+  check_fields(ctx, "collectives", hw.comm, comm_nums(), comm_ints());
+  require(!hw.gpu.name.empty() && !up.name.empty() && (!hw.node.scale_out() || !hw.node.scale_out()->name.empty()),
+          ctx + ": gpu.name and the tier names must not be empty");
+  require(hw.comm.protocols != 0 && (hw.comm.algorithms & (kAlgoRing | kAlgoTree)) != 0,
+          ctx + ": collectives needs at least one protocol and the ring or tree algorithm");
+  require(hw.comm.min_channels <= hw.comm.max_channels,
+          ctx + ": collectives.min_channels (" + std::to_string(hw.comm.min_channels) + ") exceeds max_channels (" +
+              std::to_string(hw.comm.max_channels) + ")");
+  if (up.topology == IntraTopology::FullMesh) {
+    require(up.links_per_gpu >= hw.node.gpus_per_node - 1,
             ctx + ": a full_mesh node needs one link per peer: gpus_per_node " + std::to_string(hw.node.gpus_per_node) +
                 " needs links_per_gpu ≥ " + std::to_string(hw.node.gpus_per_node - 1) + ", have " +
-                std::to_string(hw.node.links_per_gpu) + " (at most " + std::to_string(hw.node.links_per_gpu + 1) +
+                std::to_string(up.links_per_gpu) + " (at most " + std::to_string(up.links_per_gpu + 1) +
                 " GPUs per node)");
-    require(!hw.node.nvls, ctx + ": node.intra.nvls needs an NVSwitch (topology switch), not a full_mesh");
+    require(!up.nvls, ctx + ": node.scale_up.nvls needs an NVSwitch (topology switch), not a full_mesh");
   }
 }
 
 Hardware parse_hardware_json(const std::string& text, const std::string& origin) {
   const std::string ctx = "hardware file '" + origin + "'";
-  const json j = parse_json_text(text, ctx);  // repeated keys, depth, 1e400: InputErrors (sim/core)
+  const json j = parse_text(text, ctx);
   StrictObject root(j, ctx);
   const bool has_base = root.has("base");
   Hardware hw;
@@ -268,28 +553,22 @@ Hardware parse_hardware_json(const std::string& text, const std::string& origin)
   if (root.has("description")) (void)root.req_str("description");
   const std::string label = utf8_sanitize(origin);  // a path may hold any bytes; names and sources go to JSON
   hw.name = root.opt_str("name", label);
-  std::set<std::string> set_paths;
-  for (const char* sec : {"gpu", "node"}) {
-    root.ignore(sec);
-    if (!root.has(sec)) {
-      if (!has_base) throw InputError(ctx + ": missing key '" + sec + "' (required when the file has no \"base\" preset)");
-      continue;
-    }
-    read_section(root.req_obj(sec), sec, ctx, !has_base, hw, set_paths);
-  }
-  std::map<std::string, std::string> given;
-  if (root.has("sources")) {
-    StrictObject s(root.req_obj("sources"), ctx + ": \"sources\"");
-    // Provenance is documentation: any key is kept (the convention is the field path, e.g. gpu.peak_bf16_tflops or
-    // node.inter.latency_us), but every value must be a string.
-    for (const auto& [k, v] : root.req_obj("sources").items()) given[k] = s.req_str(k);
-    s.finish();
-  }
-  root.ignore("sources");
+  read_document(j, ctx, !has_base, hw, label, root);
   root.finish();
-  for (const auto& p : set_paths)  // names are labels, not numbers: they need no provenance
-    if (p.size() < 5 || p.substr(p.size() - 5) != ".name") hw.sources[p] = "set in hardware file '" + label + "'";
-  for (const auto& [k, v] : given) hw.sources[k] = v;
+  finalize_hardware(hw);
+  validate_hardware(hw);
+  return hw;
+}
+
+Hardware apply_hardware_overrides(const Hardware& base, const std::string& text, const std::string& origin) {
+  const std::string ctx = "hardware overrides '" + origin + "'";
+  const json j = parse_text(text, ctx);
+  StrictObject root(j, ctx);
+  Hardware hw = base;
+  root.ignore("description");
+  if (root.has("description")) (void)root.req_str("description");
+  read_document(j, ctx, false, hw, utf8_sanitize(origin), root);
+  root.finish();
   finalize_hardware(hw);
   validate_hardware(hw);
   return hw;
@@ -299,22 +578,41 @@ std::string hardware_to_json(const Hardware& hw_in) {
   Hardware hw = hw_in;
   nlohmann::ordered_json j;
   j["name"] = hw.name;
-  j["gpu"]["name"] = hw.gpu.name;
-  j["node"]["gpus_per_node"] = hw.node.gpus_per_node;
-  j["node"]["intra"]["name"] = hw.node.intra.name;
-  j["node"]["intra"]["topology"] = topology_name(hw.node.topology);
-  j["node"]["intra"]["nvls"] = hw.node.nvls;
-  j["node"]["inter"]["name"] = hw.node.inter.name;
-  auto at = [&](const char* section) -> nlohmann::ordered_json& {
-    const std::string s = section;
-    if (s == "gpu") return j["gpu"];
-    if (s == "gpu.compute") return j["gpu"]["compute"];
-    if (s == "node") return j["node"];
-    if (s == "node.intra") return j["node"]["intra"];
-    return j["node"]["inter"];
-  };
-  for (const auto& f : num_fields()) at(f.section)[f.key] = to_unit(f.ref(hw), f.scale);
-  for (const auto& f : int_fields()) at(f.section)[f.key] = f.ref(hw);
+  auto& g = j["gpu"];
+  g["name"] = hw.gpu.name;
+  g["arch"] = enum_name(kArchNames, static_cast<int>(hw.gpu.arch));
+  for (const auto& f : gpu_nums()) g[f.key] = to_unit(f.ref(hw.gpu), f.scale);
+  for (const auto& f : compute_nums()) g["compute"][f.key] = to_unit(f.ref(hw.gpu.compute), f.scale);
+  for (const auto& f : compute_ints()) g["compute"][f.key] = f.ref(hw.gpu.compute);
+  for (auto& [stack, k] : hw.gpu.kernels)
+    for (const auto& f : kernel_nums()) g["kernels"][stack][f.key] = to_unit(f.ref(k), f.scale);
+  auto& n = j["node"];
+  n["gpus_per_node"] = hw.node.gpus_per_node;
+  n["cpu_vendor"] = enum_name(kCpuNames, static_cast<int>(hw.node.cpu));
+  n["tiers"] = nlohmann::ordered_json::array();
+  for (LinkTier& t : hw.node.tiers) {
+    nlohmann::ordered_json o;
+    o["kind"] = enum_name(kKindNames, static_cast<int>(t.kind));
+    o["name"] = t.name;
+    if (t.kind == TierKind::ScaleUp) {
+      o["topology"] = enum_name(kTopoNames, static_cast<int>(t.topology));
+      for (const auto& f : scale_up_nums()) o[f.key] = to_unit(f.ref(t), f.scale);
+      for (const auto& f : scale_up_ints()) o[f.key] = f.ref(t);
+      for (const auto& f : scale_up_bools()) o[f.key] = f.ref(t);
+    } else {
+      for (const auto& f : scale_out_nums()) o[f.key] = to_unit(f.ref(t), f.scale);
+      for (const auto& f : scale_out_ints()) o[f.key] = f.ref(t);
+      for (const auto& f : scale_out_bools()) o[f.key] = f.ref(t);
+    }
+    n["tiers"].push_back(o);
+  }
+  auto& c = j["collectives"];
+  c["library"] = hw.comm.name;
+  c["protocols"] = flag_names(kProtoNames, hw.comm.protocols);
+  c["algorithms"] = flag_names(kAlgoNames, hw.comm.algorithms);
+  for (const auto& f : comm_nums()) c[f.key] = to_unit(f.ref(hw.comm), f.scale);
+  for (const auto& f : comm_ints()) c[f.key] = f.ref(hw.comm);
+  for (const auto& f : comm_bools()) c[f.key] = f.ref(hw.comm);
   auto& src = j["sources"];
   src = nlohmann::ordered_json::object();
   for (const auto& [k, v] : hw.sources) src[k] = v;
@@ -330,19 +628,23 @@ Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_ove
   if (gpus_per_node_override > 0 && gpus_per_node_override != hw.node.gpus_per_node) {
     auto& n = hw.node;
     const int g_old = n.gpus_per_node, g_new = gpus_per_node_override;
-    // Keep each GPU's share of NIC bandwidth: the node's NICs scale with its size. When the NIC count does not scale
-    // to an integer (e.g. 4 NICs for 8 GPUs → 1 GPU), the node gets one NIC per GPU at the per-GPU share instead.
-    const long long scaled = static_cast<long long>(n.nics_per_node) * g_new;
-    if (scaled % g_old == 0) {
-      n.nics_per_node = static_cast<int>(scaled / g_old);
-    } else {
-      n.nic_bits_per_s = n.nic_bits_per_s * n.nics_per_node / g_old;
-      n.nics_per_node = g_new;
-      hw.sources["node.inter.nic_gbits_per_s"] = "per-GPU share of the preset's NIC bandwidth (--gpus-per-node " +
-                                                 std::to_string(g_new) + "); " + hw.sources["node.inter.nic_gbits_per_s"];
+    if (LinkTier* out = n.scale_out()) {
+      // Keep each GPU's share of NIC bandwidth: the node's NICs scale with its size. When the NIC count does not scale
+      // to an integer (e.g. 4 NICs for 8 GPUs → 1 GPU), the node gets one NIC per GPU at the per-GPU share instead.
+      const long long scaled = static_cast<long long>(out->nics_per_node) * g_new;
+      if (scaled % g_old == 0) {
+        out->nics_per_node = static_cast<int>(scaled / g_old);
+      } else {
+        out->nic_bits_per_s = out->nic_bits_per_s * out->nics_per_node / g_old;
+        out->nics_per_node = g_new;
+        hw.sources["node.scale_out.nic_gbits_per_s"] = "per-GPU share of the preset's NIC bandwidth (--gpus-per-node " +
+                                                       std::to_string(g_new) + "); " +
+                                                       hw.sources["node.scale_out.nic_gbits_per_s"];
+      }
+      hw.sources["node.scale_out.nics_per_node"] = "scaled with --gpus-per-node " + std::to_string(g_new) +
+                                                   " to keep each GPU's NIC share; " +
+                                                   hw.sources["node.scale_out.nics_per_node"];
     }
-    hw.sources["node.inter.nics_per_node"] = "scaled with --gpus-per-node " + std::to_string(g_new) +
-                                             " to keep each GPU's NIC share; " + hw.sources["node.inter.nics_per_node"];
     hw.sources["node.gpus_per_node"] = "--gpus-per-node " + std::to_string(g_new) + " (preset: " + std::to_string(g_old) + ")";
     n.gpus_per_node = g_new;
   }

@@ -1,8 +1,12 @@
 // parsim plans/ — rank layout and process groups.
 //
-// Megatron-Core's default order "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator; no experts here):
+// Megatron-Core's default order "tp-cp-ep-dp-pp" (megatron/core/parallel_state.py, RankGenerator):
 // tp varies fastest, then cp, then dp, then pp, so a TP group is tp consecutive ranks and consecutive ranks fill a node
 // (torchrun's node-major rank assignment). rank = tp_i + tp·(cp_i + cp·(dp_i + dp·pp_i)).
+// Expert layers (MoE parallel folding, Liu et al. 2025 arXiv 2504.14960): Megatron-Core builds a second generator over
+// the same ranks with tp = etp, cp = 1, ep, dp = edp = tp·cp·dp/(etp·ep) and the same pp, in the same order, so
+// rank = etp_i + etp·(ep_i + ep·(edp_i + edp·pp_i)): an EP group is ep ranks spaced etp apart, an expert-DP group edp
+// ranks spaced etp·ep apart.
 //
 // Every process group of this layout is an arithmetic progression of ranks: base + j·stride, j = 0..size−1, because
 // each group varies one "digit" (or two adjacent digits, DP×CP) of the mixed-radix rank.
@@ -21,7 +25,9 @@ struct Progression {
   int size = 1;
 };
 
-int hsdp_n(const Plan& p) { return p.sharding == Sharding::HSDP && p.hsdp_group > 0 ? p.hsdp_group : p.dp; }
+int hsdp_n(const Plan& p) {
+  return sharding_traits(p.sharding).hierarchical && p.hsdp_group > 0 ? p.hsdp_group : p.dp;
+}
 
 Progression progression(const Plan& p, GroupKind kind) {
   switch (kind) {
@@ -32,6 +38,9 @@ Progression progression(const Plan& p, GroupKind kind) {
     case GroupKind::DPxCP: return {p.tp, p.cp * p.dp};  // cp and dp are adjacent digits
     case GroupKind::HSDPShard: return {p.tp * p.cp, hsdp_n(p)};  // dp_i mod N varies
     case GroupKind::HSDPReplica: return {p.tp * p.cp * hsdp_n(p), p.dp / hsdp_n(p)};  // dp_i div N varies
+    case GroupKind::ETP: return {1, p.expert_tp()};
+    case GroupKind::EP: return {p.expert_tp(), p.ep};
+    case GroupKind::EDP: return {p.expert_tp() * p.ep, p.expert_dp()};
   }
   return {};
 }
@@ -53,6 +62,9 @@ std::string to_string(GroupKind k) {
     case GroupKind::DPxCP: return "dpxcp";
     case GroupKind::HSDPShard: return "hsdp-shard";
     case GroupKind::HSDPReplica: return "hsdp-replica";
+    case GroupKind::ETP: return "etp";
+    case GroupKind::EP: return "ep";
+    case GroupKind::EDP: return "edp";
   }
   return "?";
 }
@@ -74,6 +86,19 @@ int rank_of(const Plan& p, const RankCoord& c) {
     throw InputError("coordinate (tp " + std::to_string(c.tp) + ", cp " + std::to_string(c.cp) + ", dp " +
                      std::to_string(c.dp) + ", pp " + std::to_string(c.pp) + ") is outside plan " + p.to_string());
   return c.tp + p.tp * (c.cp + p.cp * (c.dp + p.dp * c.pp));
+}
+
+ExpertCoord expert_coord_of(const Plan& p, int rank) {
+  check_rank(p, rank);
+  ExpertCoord c;
+  const int etp = p.expert_tp(), edp = p.expert_dp();
+  c.etp = rank % etp;
+  rank /= etp;
+  c.ep = rank % p.ep;
+  rank /= p.ep;
+  c.edp = rank % edp;
+  c.pp = rank / edp;
+  return c;
 }
 
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank) {

@@ -18,7 +18,52 @@ namespace {
 constexpr std::int64_t kMaxDegree = 1 << 20;  // no real cluster comes near; keeps every product inside int
 constexpr std::int64_t kMaxWorld = 1 << 24;
 
-const char* kTermsHelp = "tp<N>, pp<N>, dp<N>, cp<N>, vpp<N>, zero0..zero3, fsdp, hsdp<N>";
+// The sharding terms of the grammar come from the traits table (plans/sharding.cpp): every row's term; the ZeRO
+// stages share the keyword "zero<N>"; a row that takes a group size is "<term><N>".
+std::string sharding_terms_help() {
+  std::string zero, other;
+  for (const ShardingTraits& t : all_sharding_traits()) {
+    const std::string term = t.term;
+    if (term.rfind("zero", 0) == 0) {
+      zero = zero.empty() ? term : zero.substr(0, 5) + ".." + term;
+    } else {
+      if (!other.empty()) other += ", ";
+      other += term + (t.term_takes_group ? "<N>" : "");
+    }
+  }
+  return zero + ", " + other;
+}
+const std::string& terms_help() {
+  static const std::string h = "tp<N>, pp<N>, dp<N>, cp<N>, ep<N>, etp<N>, vpp<N>, " + sharding_terms_help();
+  return h;
+}
+
+struct Keyword {
+  std::string word;
+  bool takes_number;
+  const ShardingTraits* sharding;  // a sharding term (nullptr: a degree); "zero" picks the stage by its number
+  bool zero_stages;
+};
+// No keyword is a prefix of another, so the first match at a position is the only one.
+const std::vector<Keyword>& plan_keywords() {
+  static const std::vector<Keyword> k = [] {
+    std::vector<Keyword> v{{"vpp", true, nullptr, false}, {"etp", true, nullptr, false}, {"ep", true, nullptr, false},
+                           {"tp", true, nullptr, false},  {"pp", true, nullptr, false},  {"dp", true, nullptr, false},
+                           {"cp", true, nullptr, false}};
+    bool zero = false;
+    for (const ShardingTraits& t : all_sharding_traits()) {
+      const std::string term = t.term;
+      if (term.rfind("zero", 0) == 0) {
+        if (!zero) v.push_back({"zero", true, &t, true});
+        zero = true;
+      } else {
+        v.push_back({term, t.term_takes_group, &t, false});
+      }
+    }
+    return v;
+  }();
+  return k;
+}
 
 // The text of the offending term for messages: its letters and the digits after them.
 std::string term_at(const std::string& s, std::size_t i) {
@@ -31,60 +76,27 @@ std::string term_at(const std::string& s, std::size_t i) {
 
 }  // namespace
 
-std::string to_string(Sharding s) {
-  switch (s) {
-    case Sharding::None: return "zero0";
-    case Sharding::Zero1: return "zero1";
-    case Sharding::Zero2: return "zero2";
-    case Sharding::Zero3: return "zero3";
-    case Sharding::FSDP: return "fsdp";
-    case Sharding::HSDP: return "hsdp";
-  }
-  return "?";
-}
-
-Sharding parse_sharding(const std::string& s) {
-  const std::string l = to_lower(trim(s));
-  if (l == "0" || l == "zero0" || l == "none" || l == "ddp") return Sharding::None;
-  if (l == "1" || l == "zero1") return Sharding::Zero1;
-  if (l == "2" || l == "zero2") return Sharding::Zero2;
-  if (l == "3" || l == "zero3") return Sharding::Zero3;
-  if (l == "fsdp") return Sharding::FSDP;
-  if (l == "hsdp") return Sharding::HSDP;
-  throw InputError("sharding '" + s + "' is not valid (choose 0, 1, 2, 3, zero0..zero3, none, fsdp or hsdp)");
-}
-
 std::string Plan::to_string() const {
   std::string out = "tp" + std::to_string(tp) + "pp" + std::to_string(pp) + "dp" + std::to_string(dp);
   if (cp != 1) out += "cp" + std::to_string(cp);
+  if (ep != 1) out += "ep" + std::to_string(ep);
+  if (etp > 0 && etp != tp) out += "etp" + std::to_string(etp);
   if (vpp != 1) out += "vpp" + std::to_string(vpp);
-  switch (sharding) {
-    case Sharding::None: break;
-    case Sharding::HSDP: out += "hsdp" + std::to_string(hsdp_group); break;
-    default: out += parsim::to_string(sharding); break;
+  if (sharding != Sharding::None) {
+    const ShardingTraits& t = sharding_traits(sharding);
+    out += t.term;
+    if (t.term_takes_group) out += std::to_string(hsdp_group);
   }
   return out;
 }
 
 Plan parse_plan(const std::string& text) {
   const std::string s = to_lower(text);
-  if (trim(s).empty()) throw InputError("empty plan (valid terms: " + std::string(kTermsHelp) + ", e.g. tp8pp2dp4)");
-
-  // No keyword is a prefix of another, so the first match at a position is the only one.
-  struct Keyword {
-    std::string_view word;
-    bool takes_number;
-  };
-  static constexpr std::array<Keyword, 8> keywords{{{"vpp", true},
-                                                    {"tp", true},
-                                                    {"pp", true},
-                                                    {"dp", true},
-                                                    {"cp", true},
-                                                    {"zero", true},
-                                                    {"fsdp", false},
-                                                    {"hsdp", true}}};
+  const std::string& kTermsHelp = terms_help();
+  if (trim(s).empty()) throw InputError("empty plan (valid terms: " + kTermsHelp + ", e.g. tp8pp2dp4)");
+  const std::vector<Keyword>& keywords = plan_keywords();
   Plan p;
-  std::array<bool, 8> seen{};
+  std::vector<bool> seen(keywords.size(), false);
   std::string sharding_term;  // the first sharding term, for the "two sharding terms" message
   std::size_t i = 0;
   while (i < s.size()) {
@@ -112,20 +124,28 @@ Plan parse_plan(const std::string& text) {
       const std::string sig = nz == std::string::npos ? "0" : num.substr(nz);
       value = sig.size() > 9 ? kMaxDegree + 1 : std::stoll(sig);
     }
-    const bool is_sharding = word == "zero" || word == "fsdp" || word == "hsdp";
+    const bool is_sharding = keywords[k].sharding != nullptr;
     if (seen[k]) {
       throw InputError("repeated plan term '" + term + "' in '" + text + "' (each of " + kTermsHelp +
                        " may appear once)");
     }
     if (is_sharding && !sharding_term.empty())
       throw InputError("two sharding terms '" + sharding_term + "' and '" + term + "' in '" + text +
-                       "' (use one of zero0..zero3, fsdp, hsdp<N>)");
+                       "' (use one of " + sharding_terms_help() + ")");
     seen[k] = true;
-    if (word == "zero") {
-      if (value > 3) throw InputError("plan term '" + term + "' in '" + text + "': ZeRO stage must be 0, 1, 2 or 3");
-      static constexpr std::array<Sharding, 4> stages{Sharding::None, Sharding::Zero1, Sharding::Zero2,
-                                                      Sharding::Zero3};
-      p.sharding = stages[static_cast<std::size_t>(value)];
+    if (keywords[k].zero_stages) {
+      const ShardingTraits* stage = nullptr;
+      std::string stages;
+      for (const ShardingTraits& t : all_sharding_traits()) {
+        const std::string name = t.term;
+        if (name.rfind("zero", 0) != 0) continue;
+        if (name == "zero" + std::to_string(value)) stage = &t;
+        if (!stages.empty()) stages += ", ";
+        stages += name.substr(4);
+      }
+      if (!stage)
+        throw InputError("plan term '" + term + "' in '" + text + "': ZeRO stage must be one of " + stages);
+      p.sharding = stage->scheme;
     } else {
       if (value == 0)
         throw InputError("plan term '" + term + "' in '" + text + "' has degree 0 (degrees are positive integers)");
@@ -138,10 +158,11 @@ Plan parse_plan(const std::string& text) {
       else if (word == "dp") p.dp = v;
       else if (word == "cp") p.cp = v;
       else if (word == "vpp") p.vpp = v;
-      else if (word == "fsdp") p.sharding = Sharding::FSDP;
-      else if (word == "hsdp") {
-        p.sharding = Sharding::HSDP;
-        p.hsdp_group = v;
+      else if (word == "ep") p.ep = v;
+      else if (word == "etp") p.etp = v;
+      else if (const ShardingTraits* t = keywords[k].sharding) {
+        p.sharding = t->scheme;
+        if (t->term_takes_group) p.hsdp_group = v;
       }
     }
     if (is_sharding) sharding_term = term;
@@ -151,27 +172,10 @@ Plan parse_plan(const std::string& text) {
   if (world > kMaxWorld)
     throw InputError("plan '" + text + "' has world size " + std::to_string(world) + " (tp·pp·dp·cp), more than " +
                      std::to_string(kMaxWorld) + " GPUs");
-  if (p.sharding == Sharding::HSDP && p.dp % p.hsdp_group != 0)
-    throw InputError("hsdp" + std::to_string(p.hsdp_group) + " in '" + text + "' does not divide dp" +
+  if (sharding_traits(p.sharding).term_takes_group && p.dp % p.hsdp_group != 0)
+    throw InputError(to_string(p.sharding) + std::to_string(p.hsdp_group) + " in '" + text + "' does not divide dp" +
                      std::to_string(p.dp) + " (the shard group size must divide the data-parallel degree)");
   return p;
-}
-
-std::string to_string(Schedule s) {
-  switch (s) {
-    case Schedule::GPipe: return "gpipe";
-    case Schedule::OneFOneB: return "1f1b";
-    case Schedule::Interleaved: return "interleaved";
-  }
-  return "?";
-}
-
-Schedule parse_schedule(const std::string& s) {
-  const std::string l = to_lower(trim(s));
-  if (l == "gpipe") return Schedule::GPipe;
-  if (l == "1f1b") return Schedule::OneFOneB;
-  if (l == "interleaved" || l == "interleaved-1f1b" || l == "interleaved1f1b") return Schedule::Interleaved;
-  throw InputError("--schedule '" + s + "' is not valid (choose gpipe, 1f1b or interleaved)");
 }
 
 // docs/cli.md, --gbs default: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
@@ -246,30 +250,6 @@ Stack parse_stack(const std::string& s) {
   if (l == "megatron") return Stack::Megatron;
   if (l == "pytorch") return Stack::PyTorch;
   throw InputError("--stack '" + s + "' is not valid (choose auto, megatron or pytorch)");
-}
-
-Stack resolved_stack(const Plan& p, const TrainingConfig& t) {
-  if (t.stack != Stack::Auto) return t.stack;
-  return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? Stack::Megatron : Stack::PyTorch;
-}
-
-bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t) {
-  if (!t.tp_comm_overlap_auto) return t.tp_comm_overlap;
-  return resolved_stack(p, t) == Stack::Megatron && t.sp && p.tp > 1;
-}
-
-double grad_wire_bytes(const Plan& p, const TrainingConfig& t) {
-  if (t.precision == Precision::FP32) return 4;
-  return (p.sharding == Sharding::None || p.sharding == Sharding::Zero1) ? 4 : 2;
-}
-
-double param_wire_bytes(const TrainingConfig& t) { return t.precision == Precision::FP32 ? 4 : 2; }
-
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t) {
-  if (t.bucket_bytes > 0) return t.bucket_bytes;
-  if (resolved_stack(p, t) == Stack::Megatron)
-    return std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p, t);
-  return 25e6;
 }
 
 }  // namespace parsim

@@ -3,6 +3,10 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
+#include "plans/schedule.hpp"
+#include "plans/sharding.hpp"
+#include "plans/training.hpp"
+#include "sim/core/axis.hpp"
 #include "sim/core/types.hpp"
 
 #include <cstdint>
@@ -12,70 +16,44 @@
 
 namespace parsim {
 
-enum class Sharding { None, Zero1, Zero2, Zero3, FSDP, HSDP };  // None = plain DDP (`zero0`)
-std::string to_string(Sharding s);  // the plan term: zero0, zero1, zero2, zero3, fsdp, hsdp
-// Accepts a plan term (`zero2`, `fsdp`, `hsdp`), `none`/`ddp`, or a bare ZeRO stage `0`..`3` (case-insensitive).
-Sharding parse_sharding(const std::string& s);
 
 struct Plan {
   int tp = 1, pp = 1, dp = 1, cp = 1, vpp = 1;
+  // Expert parallelism (MoE layers), Megatron-Core "parallel folding" (Liu et al. 2025, arXiv 2504.14960;
+  // megatron/core/parallel_state.py, expert RankGenerator): attention layers use tp×cp×dp×pp, expert layers
+  // etp×ep×edp×pp over the same GPUs, with edp = tp·cp·dp / (etp·ep). ep does not multiply the world size.
+  int ep = 1;
+  int etp = 0;  // expert tensor parallel; 0 = the same as tp (expert_tp())
   Sharding sharding = Sharding::None;
   int hsdp_group = 0;  // HSDP: shard group size (DP ranks); 0 otherwise
   int world() const { return tp * pp * dp * cp; }
-  // Canonical string, parseable by parse_plan: tp{}pp{}dp{}[cp{}][vpp{}][zero1|zero2|zero3|fsdp|hsdp{}],
-  // degree-1 cp/vpp omitted, tp/pp/dp always written (e.g. "tp8pp2dp4", "tp1pp1dp64fsdp").
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Expert data parallel: the ranks of one pipeline stage that hold the same expert shard.
+  int expert_dp() const { return tp * cp * dp / (expert_tp() * ep); }
+  // The degree of an axis (ep: expert-parallel degree of the MoE layers).
+  int degree(Axis a) const {
+    switch (a) {
+      case Axis::tp: return tp;
+      case Axis::cp: return cp;
+      case Axis::ep: return ep;
+      case Axis::dp: return dp;
+      case Axis::pp: return pp;
+    }
+    return 1;
+  }
+  // Canonical string, parseable by parse_plan: tp{}pp{}dp{}[cp{}][ep{}][etp{}][vpp{}][zero1|zero2|zero3|fsdp|hsdp{}],
+  // degree-1 cp/ep/vpp omitted, etp only where it differs from tp, tp/pp/dp always written (e.g. "tp8pp2dp4",
+  // "tp1pp1dp64fsdp", "tp2pp1dp32ep8").
   std::string to_string() const;
+  friend bool operator==(const Plan&, const Plan&) = default;
 };
-// Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1.
+inline std::int64_t TrainingConfig::micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
+// Grammar of docs/cli.md: terms in any order, case-insensitive, no separators; a missing degree is 1 (etp: tp).
 // Errors (InputError): unknown term, repeated term, zero degree, two sharding terms, hsdp N not dividing dp.
 // Also: a term without its number (`tp`), a number after `fsdp`, degrees above 2^20 or a world above 2^24 GPUs.
 // `hsdp<N>` with N == dp (one shard group = fsdp) and N == 1 (nothing sharded) are accepted as written and reported
 // by plan_warnings(); to_string() keeps them as hsdp<N>, so the string round-trips.
 Plan parse_plan(const std::string& text);
-
-enum class Schedule { GPipe, OneFOneB, Interleaved };
-
-// The software stack whose kernels and defaults apply. Auto follows the plan's sharding term, whose semantics already
-// name the framework (docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
-// Engine; zero2/zero3/fsdp/hsdp → PyTorch-native stacks (FSDP: llm-foundry, torchtitan, fms-fsdp; DeepSpeed).
-enum class Stack { Auto, Megatron, PyTorch };
-std::string to_string(Stack s);
-Stack parse_stack(const std::string& s);
-std::string to_string(Schedule s);
-Schedule parse_schedule(const std::string& s);
-
-struct TrainingConfig {
-  std::int64_t seq = 0;    // tokens per sequence
-  std::int64_t gbs = 0;    // global batch, sequences per optimizer step
-  std::int64_t mbs = 1;    // micro-batch, sequences
-  Recompute recompute = Recompute::None;
-  bool sp = false;
-  Precision precision = Precision::BF16;
-  Schedule schedule = Schedule::OneFOneB;  // Interleaved is implied by vpp > 1
-  // Data-parallel and overlap options (Megatron-Core / PyTorch defaults, documented in the README).
-  Stack stack = Stack::Auto;          // see Stack; resolved_stack() applies the plan's default
-  double bucket_bytes = 0;            // gradient bucket; 0 = the stack's default (resolved_bucket_bytes)
-  bool overlap_grad_reduce = true;    // Megatron --overlap-grad-reduce; DDP overlaps buckets with backward
-  bool overlap_param_gather = true;   // Megatron --overlap-param-gather (ZeRO-1 AG overlapped with next forward)
-  bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
-  bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolved_tp_comm_overlap), else tp_comm_overlap
-  bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
-  bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
-  bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
-  std::int64_t micro_batches(const Plan& p) const { return gbs / (p.dp * mbs); }
-};
-Stack resolved_stack(const Plan& p, const TrainingConfig& t);
-// TP communication overlap: as set, or by default on for the Megatron stack with sequence parallelism and tp > 1
-// (NeMo's performance recipes enable TE userbuffer overlap there), off otherwise.
-bool resolved_tp_comm_overlap(const Plan& p, const TrainingConfig& t);
-// Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP and the distributed optimizer reduce fp32
-// main grads (4 B), DeepSpeed ZeRO-2/3 and FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the
-// 16-bit (fp32 training: 32-bit) weights.
-double grad_wire_bytes(const Plan& p, const TrainingConfig& t);
-double param_wire_bytes(const TrainingConfig& t);
-// Gradient bucket bytes: as set, or the stack's default — Megatron-Core max(40M, 1M × DP size) elements of
-// grad_wire_bytes (distributed_data_parallel_config.py bucket_size), PyTorch DDP 25 MB (bucket_cap_mb).
-double resolved_bucket_bytes(const Plan& p, const TrainingConfig& t);
 
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);
@@ -110,7 +88,13 @@ struct RankCoord {
 };
 RankCoord coord_of(const Plan& p, int rank);
 int rank_of(const Plan& p, const RankCoord& c);
-enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica };
+// Expert layers: the same rank as seen by Megatron-Core's expert generator (etp fastest, then ep, edp, pp).
+struct ExpertCoord {
+  int etp = 0, ep = 0, edp = 0, pp = 0;
+};
+ExpertCoord expert_coord_of(const Plan& p, int rank);
+// ETP, EP, EDP: the expert layers' tensor-, expert- and data-parallel groups (parallel folding, layout.cpp).
+enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP };
 // Ranks of the process group of `kind` that contains `rank`.
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // Placement of that group on nodes of gpus_per_node GPUs, and how many GPUs per node run the same kind of
@@ -123,17 +107,6 @@ std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // HSDP groups use hsdp_group (0 = the whole DP group shards: HSDPShard = DP, HSDPReplica = a group of one).
 GroupShape group_shape(const Plan& p, GroupKind kind, int gpus_per_node);
 std::string to_string(GroupKind k);
-
-// ---- pipeline schedules (schedule.cpp) — each schedule is data: the order of passes on each stage ----
-struct PipeOp {
-  enum Kind : std::uint8_t { Forward, Backward } kind;
-  int microbatch;
-  int chunk;  // model chunk on this stage, 0..vpp-1 (virtual stage = chunk·pp + stage)
-};
-// ops[stage] = the compute order on that stage. Contract (tests/plans): every (microbatch, chunk) appears once as
-// Forward and once as Backward on every stage, forward before backward; GPipe: all forwards then all backwards;
-// 1F1B: warm-up p−i−1 forwards then alternate; interleaved: Megatron-Core's order (groups of p micro-batches).
-std::vector<std::vector<PipeOp>> pipeline_schedule(Schedule s, int pp, int vpp, int microbatches);
 
 // ---- plan space (space.cpp) — enumeration for the sweep ----
 struct SpaceFilter {

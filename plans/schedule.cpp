@@ -10,9 +10,10 @@
 //   forward on chunk table[k].chunk and backward on chunk v−1−table[k].chunk, both for micro-batch table[k].mb.
 //   Warm-up: (p−i−1)·2 + (v−1)·G forward chunk-passes (capped at v·m: then all forwards run first),
 //   then 1F1B pairs (forward k+warm-up, backward k), then the remaining backwards (get_pp_rank_microbatches).
-#include "plans/plan.hpp"
+#include "plans/schedule.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
 
 #include <algorithm>
 
@@ -36,41 +37,35 @@ std::vector<TableEntry> schedule_table(int m, int v, int group) {
   return t;
 }
 
-}  // namespace
-
-std::vector<std::vector<PipeOp>> pipeline_schedule(Schedule s, int pp, int vpp, int microbatches) {
-  const std::string what = to_string(s) + " schedule with pp" + std::to_string(pp) + ", vpp" + std::to_string(vpp) +
-                           ", " + std::to_string(microbatches) + " micro-batches";
-  require(pp >= 1 && vpp >= 1 && microbatches >= 1, what + ": pp, vpp and micro-batches must be positive");
-  const int p = pp, v = vpp, m = microbatches;
-  std::vector<std::vector<PipeOp>> ops(static_cast<std::size_t>(p));
-  for (auto& o : ops) o.reserve(2 * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
-
-  if (s == Schedule::GPipe || s == Schedule::OneFOneB) {
-    require(v == 1, what + ": vpp > 1 needs the interleaved schedule");
-    for (int i = 0; i < p; ++i) {
-      auto& o = ops[static_cast<std::size_t>(i)];
-      const int warmup = s == Schedule::GPipe ? m : std::min(p - i - 1, m);
-      for (int k = 0; k < warmup; ++k) o.push_back({PipeOp::Forward, k, 0});
-      for (int k = 0; k < m - warmup; ++k) {  // steady state: forward k+warmup, backward k
-        o.push_back({PipeOp::Forward, k + warmup, 0});
-        o.push_back({PipeOp::Backward, k, 0});
-      }
-      for (int k = m - warmup; k < m; ++k) o.push_back({PipeOp::Backward, k, 0});
+// GPipe and 1F1B: warm-up forwards (all of them for GPipe, p−i−1 for 1F1B), then one forward / one backward pairs,
+// then the remaining backwards.
+ScheduleOrder one_chunk_order(int p, int m, bool gpipe) {
+  ScheduleOrder ops(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    auto& o = ops[static_cast<std::size_t>(i)];
+    o.reserve(2 * static_cast<std::size_t>(m));
+    const int warmup = gpipe ? m : std::min(p - i - 1, m);
+    for (int k = 0; k < warmup; ++k) o.push_back({PipeOp::Forward, k, 0});
+    for (int k = 0; k < m - warmup; ++k) {  // steady state: forward k+warmup, backward k
+      o.push_back({PipeOp::Forward, k + warmup, 0});
+      o.push_back({PipeOp::Backward, k, 0});
     }
-    return ops;
+    for (int k = m - warmup; k < m; ++k) o.push_back({PipeOp::Backward, k, 0});
   }
+  return ops;
+}
 
-  // Interleaved.
-  require(v > 1, what + ": the interleaved schedule needs vpp > 1");
-  require(p > 1, what + ": the interleaved schedule needs pp > 1");
+ScheduleOrder gpipe_order(int p, int, int m) { return one_chunk_order(p, m, true); }
+ScheduleOrder one_f_one_b_order(int p, int, int m) { return one_chunk_order(p, m, false); }
+
+ScheduleOrder interleaved_order(int p, int v, int m) {
+  ScheduleOrder ops(static_cast<std::size_t>(p));
   const int group = p;  // Megatron-Core default G = p
-  require(m % group == 0,
-          what + ": micro-batches must be a multiple of pp" + std::to_string(p) + " (Megatron-Core, G = pp)");
   const auto table = schedule_table(m, v, group);
   const int total = m * v;
   for (int i = 0; i < p; ++i) {
     auto& o = ops[static_cast<std::size_t>(i)];
+    o.reserve(2 * static_cast<std::size_t>(total));
     const int warmup = std::min((p - i - 1) * 2 + (v - 1) * group, total);
     auto fwd = [&](int k) {
       const auto& e = table[static_cast<std::size_t>(k)];
@@ -88,6 +83,66 @@ std::vector<std::vector<PipeOp>> pipeline_schedule(Schedule s, int pp, int vpp, 
     for (int k = total - warmup; k < total; ++k) bwd(k);
   }
   return ops;
+}
+
+const std::vector<ScheduleTraits>& table() {
+  // Sweep enumeration order: 1F1B before GPipe (plans/space.cpp takes the first allowed one when pp = 1).
+  static const std::vector<ScheduleTraits> t = {
+      {Schedule::OneFOneB, "1f1b", {"pipedream-flush"},
+       "PipeDream-Flush, Narayanan et al. 2021 §2.2; Megatron-Core forward_backward_pipelining_without_interleaving",
+       false, false, false, true, true, one_f_one_b_order},
+      {Schedule::GPipe, "gpipe", {}, "Huang et al. 2019", false, false, false, false, false, gpipe_order},
+      {Schedule::Interleaved, "interleaved", {"interleaved-1f1b", "interleaved1f1b"},
+       "Narayanan et al. 2021 §2.2.1; Megatron-Core forward_backward_pipelining_with_interleaving", true, true, false,
+       true, true, interleaved_order},
+  };
+  return t;
+}
+
+}  // namespace
+
+const std::vector<ScheduleTraits>& all_schedule_traits() { return table(); }
+
+const ScheduleTraits& schedule_traits(Schedule s) {
+  for (const ScheduleTraits& t : table())
+    if (t.schedule == s) return t;
+  throw InputError("the pipeline schedule is 'auto' here: resolve it first (resolve_training)");
+}
+
+std::string to_string(Schedule s) {
+  if (s == Schedule::Auto) return "auto";
+  return schedule_traits(s).name;
+}
+
+Schedule parse_schedule(const std::string& s) {
+  const std::string l = to_lower(trim(s));
+  if (l == "auto") return Schedule::Auto;
+  std::string names = "auto";
+  for (const ScheduleTraits& t : table()) {
+    if (l == t.name) return t.schedule;
+    for (const std::string& a : t.aliases)
+      if (l == a) return t.schedule;
+    names += ", ";
+    names += t.name;
+  }
+  throw InputError("--schedule '" + s + "' is not valid (choose " + names + ")");
+}
+
+ScheduleOrder pipeline_schedule(Schedule s, int pp, int vpp, int microbatches) {
+  const ScheduleTraits& t = schedule_traits(s);
+  const std::string what = std::string(t.name) + " schedule with pp" + std::to_string(pp) + ", vpp" +
+                           std::to_string(vpp) + ", " + std::to_string(microbatches) + " micro-batches";
+  require(pp >= 1 && vpp >= 1 && microbatches >= 1, what + ": pp, vpp and micro-batches must be positive");
+  if (t.uses_vpp) {
+    require(vpp > 1, what + ": the " + t.name + " schedule needs vpp > 1");
+    require(pp > 1, what + ": the " + t.name + " schedule needs pp > 1");
+  } else {
+    require(vpp == 1, what + ": vpp > 1 needs a schedule with virtual stages (interleaved)");
+  }
+  if (t.microbatches_multiple_of_pp)
+    require(microbatches % pp == 0,
+            what + ": micro-batches must be a multiple of pp" + std::to_string(pp) + " (Megatron-Core, G = pp)");
+  return t.order(pp, vpp, microbatches);
 }
 
 }  // namespace parsim

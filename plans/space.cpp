@@ -23,6 +23,7 @@
 //   sp   off, and on when tp > 1 and tp divides the tokens per CP rank.
 // Precision and the remaining TrainingConfig fields come from `base`. Every candidate passes validate_plan.
 #include "plans/plan.hpp"
+#include "plans/scenario.hpp"
 
 #include "sim/core/error.hpp"
 
@@ -89,16 +90,14 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
           }
 
         for (int vpp : vpps) {
+          // Schedules in traits order (plans/schedule.cpp): those fitting vpp (virtual stages or not) that the filter
+          // lists, or the sweep's defaults when it lists none. Without a pipeline the schedule does not matter: one.
           std::vector<Schedule> schedules;
-          if (vpp > 1) {
-            if (f.schedule.empty() || allowed(f.schedule, Schedule::Interleaved)) schedules.push_back(Schedule::Interleaved);
-          } else if (pp == 1) {
-            // No pipeline: the schedule does not matter; one candidate.
-            if (f.schedule.empty() || allowed(f.schedule, Schedule::OneFOneB)) schedules.push_back(Schedule::OneFOneB);
-            else if (allowed(f.schedule, Schedule::GPipe)) schedules.push_back(Schedule::GPipe);
-          } else {
-            if (f.schedule.empty() || allowed(f.schedule, Schedule::OneFOneB)) schedules.push_back(Schedule::OneFOneB);
-            if (allowed(f.schedule, Schedule::GPipe) && !f.schedule.empty()) schedules.push_back(Schedule::GPipe);
+          for (const ScheduleTraits& st : all_schedule_traits()) {
+            if (st.uses_vpp != (vpp > 1)) continue;
+            if (f.schedule.empty() ? !st.in_sweep_by_default : !allowed(f.schedule, st.schedule)) continue;
+            schedules.push_back(st.schedule);
+            if (pp == 1) break;
           }
           for (Schedule sched : schedules) {
             std::vector<std::int64_t> mbss;
@@ -113,16 +112,15 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
               Plan p;
               p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.vpp = vpp;
               const bool dp_group = dp * cp > 1;
-              const Sharding kinds[] = {Sharding::None, Sharding::Zero1, Sharding::Zero2,
-                                        Sharding::Zero3, Sharding::FSDP, Sharding::HSDP};
-              for (Sharding s : kinds) {
+              for (const ShardingTraits& st : all_sharding_traits()) {  // table order: zero0..3, fsdp, hsdp
+                const Sharding s = st.scheme;
                 if (!allowed(f.sharding, s)) continue;
                 p.sharding = s;
                 p.hsdp_group = 0;
-                if (s == Sharding::None) {
+                if (!st.shards_optimizer) {
                   plans.push_back(p);
-                } else if (s == Sharding::HSDP) {
-                  if (pp > 1 && f.sharding.empty()) continue;
+                } else if (st.hierarchical) {
+                  if (!st.in_sweep_with_pp && pp > 1 && f.sharding.empty()) continue;
                   if ((tp * cp) >= G || G % (tp * cp) != 0) continue;
                   const int n = G / (tp * cp);
                   if (n <= 1 || n >= dp || dp % n != 0) continue;
@@ -130,7 +128,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                   plans.push_back(p);
                 } else {
                   if (!dp_group) continue;
-                  if (s != Sharding::Zero1 && pp > 1 && f.sharding.empty()) continue;
+                  if (!st.in_sweep_with_pp && pp > 1 && f.sharding.empty()) continue;
                   plans.push_back(p);
                 }
               }
@@ -145,6 +143,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                     c.train.recompute = r;
                     c.train.sp = sp != 0;
                     c.train.schedule = sched;
+                    c.train = resolve_training(c.plan, m, c.train);  // stack, TP overlap, buckets per plan
                     if (plan_error(c.plan, m, hw, c.train)) continue;  // safety net: the loops above already agree
                     out.push_back(std::move(c));
                   }

@@ -34,15 +34,42 @@ std::vector<int> valid_tps(const ModelSpec& m) {
   return out;
 }
 
+std::optional<std::string> expert_plan_error(const Plan& p, const ModelSpec& m) {
+  const int etp = p.expert_tp();
+  // As written: etp2 with tp2 is still an expert term; only a no-op etp1 with tp1 passes.
+  const bool expert_terms = p.ep > 1 || (p.etp > 0 && (p.etp > 1 || p.etp != p.tp));
+  if (!m.is_moe()) {
+    if (expert_terms)
+      return "plan '" + p.to_string() + "' has expert parallelism (ep" + S(p.ep) + ", etp" + S(etp) + ") but " +
+             model_name(m) + " is a dense model without experts (drop the ep/etp terms; they apply to MoE models)";
+    return std::nullopt;
+  }
+  if (m.experts % p.ep != 0) {
+    std::vector<int> valid;
+    for (int e = 1; e <= m.experts; ++e)
+      if (m.experts % e == 0) valid.push_back(e);
+    return "ep" + S(p.ep) + " does not divide the " + S(m.experts) + " routed experts of " + model_name(m) +
+           " (valid ep: " + join_ints(valid) + ")";
+  }
+  const std::int64_t fold = std::int64_t{p.tp} * p.cp * p.dp;  // GPUs of one pipeline stage
+  const std::int64_t expert_group = std::int64_t{etp} * p.ep;
+  if (fold % expert_group != 0)
+    return "ep" + S(p.ep) + " × etp" + S(etp) + " = " + S(expert_group) + " does not divide tp·cp·dp = " + S(p.tp) +
+           "·" + S(p.cp) + "·" + S(p.dp) + " = " + S(fold) +
+           " (expert layers regroup the GPUs of a pipeline stage as etp × ep × edp; choose ep·etp dividing " + S(fold) +
+           ")";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
   const std::string plan = p.to_string();
   // Degrees (a Plan built in code rather than parsed).
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1)
-    return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp and vpp are positive integers)";
-  if (p.sharding == Sharding::HSDP && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
-    return "hsdp" + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.ep < 1 || p.etp < 0)
+    return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp, ep, etp and vpp are positive integers)";
+  if (sharding_traits(p.sharding).term_takes_group && (p.hsdp_group < 1 || p.dp % p.hsdp_group != 0))
+    return to_string(p.sharding) + S(p.hsdp_group) + " does not divide dp" + S(p.dp) +
            " (the shard group size must divide the data-parallel degree)";
   if (m.layers < 1 || m.heads < 1 || m.kv_heads < 1)
     return "model " + model_name(m) + " needs positive layers, heads and kv_heads (got " + S(m.layers) + ", " +
@@ -51,6 +78,12 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.seq <= 0) return "sequence length must be a positive integer, got " + S(t.seq);
   if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
   if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
+
+  // Expert parallelism (Megatron-Core MoE parallel folding, Liu et al. 2025 arXiv 2504.14960): the expert layers of a
+  // pipeline stage run on the same tp·cp·dp GPUs as its attention layers, regrouped as etp × ep × edp. So ep and etp
+  // exist only for MoE models, ep must divide the routed experts (each EP rank holds experts/ep of them,
+  // --num-experts % --expert-model-parallel-size == 0 in Megatron-LM's arguments.py), and etp·ep must divide tp·cp·dp.
+  if (auto e = expert_plan_error(p, m)) return e;
 
   // Tensor parallelism splits attention heads across ranks (Shoeybi et al. 2019 §3): tp | heads. GQA KV heads are
   // split when tp | kv_heads, else replicated tp/kv times (Megatron-Core: num_query_groups < tp copies each group).
@@ -76,9 +109,11 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   // Megatron-LM arguments.py: the interleaved schedule needs pp > 2 unless P2P communication is overlapped.
   if (p.vpp > 1 && p.pp == 2 && !t.overlap_p2p)
     return "vpp" + S(p.vpp) + " with pp2 needs overlapped P2P communication (Megatron-LM requires pp > 2 otherwise)";
-  if (t.schedule == Schedule::Interleaved && p.vpp == 1)
-    return "the interleaved schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
-  if (t.schedule != Schedule::Interleaved && p.vpp > 1)
+  if (t.schedule == Schedule::Auto) return "the pipeline schedule is unresolved ('auto'; resolve_training sets it)";
+  const ScheduleTraits& sched = schedule_traits(t.schedule);
+  if (sched.uses_vpp && p.vpp == 1)
+    return "the " + std::string(sched.name) + " schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
+  if (!sched.uses_vpp && p.vpp > 1)
     return "vpp" + S(p.vpp) + " runs the interleaved schedule, not " + to_string(t.schedule) +
            " (drop --schedule or use --schedule interleaved)";
 
@@ -98,7 +133,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   const std::int64_t mb = t.gbs / unit;
   // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
   // stage); m mod G must be 0 or in [pp, G), i.e. m % pp == 0 at the default (schedules.py).
-  if (p.vpp > 1 && mb % p.pp != 0)
+  if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
     return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
            " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
            (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : "dp × mbs × pp");
@@ -135,17 +170,16 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
                 "-GPU nodes: the last node is partly used");
   if (t.sp && p.tp == 1)
     w.push_back("--sp has no effect with tp1 (Megatron disables sequence parallelism without tensor parallelism)");
-  if ((p.sharding == Sharding::Zero1 || p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3 ||
-       p.sharding == Sharding::FSDP) &&
-      p.dp == 1 && p.cp == 1)
+  const ShardingTraits& sh = sharding_traits(p.sharding);
+  if (sh.shards_optimizer && !sh.hierarchical && p.dp == 1 && p.cp == 1)
     w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");
-  if (p.sharding == Sharding::HSDP) {
+  if (sh.hierarchical) {
     if (p.hsdp_group == p.dp && p.dp > 1)
       w.push_back("hsdp" + S(p.hsdp_group) + " with dp" + S(p.dp) + " is a single shard group: the same as fsdp");
     else if (p.hsdp_group == 1)
       w.push_back("hsdp1 shards nothing: every data-parallel rank keeps the full model state");
   }
-  if ((p.sharding == Sharding::Zero2 || p.sharding == Sharding::Zero3) && p.pp > 1)
+  if (sh.framework_refuses_pp && p.pp > 1)
     w.push_back(to_string(p.sharding) + " with pp" + S(p.pp) +
                 ": DeepSpeed does not combine ZeRO-2/3 with pipeline parallelism; simulated as specified");
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;

@@ -1,42 +1,62 @@
-// Options shared by predict, validate and sweep: the scenario flags of docs/cli.md.
+// parsim sim/cli — registers an option table (sim/core/options.hpp) on a CLI11 sub-app and hands back, after parsing,
+// the (key, text) pairs that were given, in table order. Every command's options are rows of a table in sim/api or
+// plans/ (scenario_options); the command line only spells them.
 #pragma once
-#include "sim/step/evaluate.hpp"
+#include "sim/core/options.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace parsim::cli {
 
-// Raw strings as typed, so that every bad value gets the contract's one-line message.
-struct ScenarioFlags {
-  std::string model, plan, gpu = "h100", gpus_per_node, seq, gbs, mbs = "1";
-  std::string recompute = "none", precision = "bf16", schedule;
-  bool sp = false;
-  std::string bucket_mb;  // empty = the stack's default
-  bool no_overlap_grad_reduce = false, no_overlap_param_gather = false, tp_comm_overlap = false;
-  bool no_tp_comm_overlap = false;
-  std::string stack = "auto";
-  bool fsdp_no_sync = false;
-  std::string attention = "flash";
-};
-// Registers the flags on `app`. `with_plan` = false for the sweep (it enumerates plans).
-void add_scenario_flags(CLI::App* app, ScenarioFlags& f, bool with_plan = true);
-// Converts and checks the raw values (throws InputError) into ScenarioArgs for make_scenario().
-ScenarioArgs to_args(const ScenarioFlags& f);
+template <class T>
+class Registered {
+public:
+  Registered(CLI::App* app, const OptionTable<T>& table) : table_(table) {
+    text_.resize(table.size());
+    lists_.resize(table.size());
+    opts_.resize(table.size(), nullptr);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      const Option<T>& o = table[i];
+      const std::string name = o.flag.empty() ? o.key : o.flag;
+      const std::string help = option_help(o);
+      switch (o.kind) {
+        case OptionKind::Flag: opts_[i] = app->add_flag(name, help); break;
+        case OptionKind::List: opts_[i] = app->add_option(name, lists_[i], help); break;
+        default: opts_[i] = app->add_option(name, text_[i], help); break;
+      }
+      if (o.kind == OptionKind::Int) opts_[i]->type_name("INT");
+      if (o.kind == OptionKind::Number) opts_[i]->type_name("NUM");
+      if (o.kind == OptionKind::Choice) opts_[i]->type_name("CHOICE");
+    }
+  }
+  // The given options, in table order.
+  std::vector<OptionValue> values() const {
+    std::vector<OptionValue> out;
+    for (std::size_t i = 0; i < table_.size(); ++i) {
+      if (opts_[i]->count() == 0) continue;
+      const Option<T>& o = table_[i];
+      if (o.kind == OptionKind::Flag) out.push_back({o.key, "true"});
+      else if (o.kind == OptionKind::List)
+        for (const auto& v : lists_[i]) out.push_back({o.key, v});
+      else out.push_back({o.key, text_[i]});
+    }
+    return out;
+  }
 
-// --tokens / --price-per-gpu-hour / --goodput
-struct TrainFlags {
-  std::string tokens, price, goodput = "1";
+private:
+  const OptionTable<T>& table_;
+  std::vector<std::string> text_;
+  std::vector<std::vector<std::string>> lists_;
+  std::vector<CLI::Option*> opts_;
 };
-void add_train_flags(CLI::App* app, TrainFlags& f);
-struct TrainValues {
-  bool enabled = false;
-  double tokens = 0, price = 0, goodput = 1;
-};
-TrainValues to_train_values(const TrainFlags& f);
 
-// `--format` with the given choices; throws InputError naming the valid ones.
-std::string check_choice(const std::string& flag, const std::string& value, std::initializer_list<const char*> valid);
+template <class T>
+std::shared_ptr<Registered<T>> register_options(CLI::App* app, const OptionTable<T>& table) {
+  return std::make_shared<Registered<T>>(app, table);
+}
 
 }  // namespace parsim::cli

@@ -51,21 +51,19 @@ std::string calibration_hardware_json(const Calibration& fit, const std::string&
   const auto& last = fit.points.back();
   const double s_small = first.bytes, t_small = first.predicted_s;
   const double s_large = last.bytes, t_large = last.predicted_s;
-  LinkTier& tier = fit.intra_node ? hw.node.intra : hw.node.inter;
-  const std::string tier_name = fit.intra_node ? "intra" : "inter";
+  LinkTier& tier = fit.intra_node ? hw.node.scale_up() : hw.node.inter();
+  const std::string tier_name = fit.intra_node ? "scale_up" : "scale_out";
 
   auto time = [&](double s) { return collective_time(hw, coll, s, g).time_s; };
   // The knobs of the measured tier, scaled together so the preset's ratios between algorithms are kept: inside a node
   // with NVLS both the ring and the NVLS figures (NCCL picks the faster of the two), across nodes the network's.
-  const bool nvls = fit.intra_node && hw.node.nvls;
+  const bool nvls = fit.intra_node && tier.nvls;
   std::vector<double*> eff{&tier.efficiency}, lat{&tier.latency_s};
   // Keys as the hardware file names them (hardware_to_json), so the provenance replaces the preset's.
   std::vector<std::string> keys{"node." + tier_name + ".efficiency", "node." + tier_name + ".latency_us"};
-  if (nvls) {
-    eff.push_back(&hw.node.nvls_efficiency);
-    lat.push_back(&hw.node.nvls_latency_s);
-    keys.push_back("node.intra.nvls_efficiency");
-    keys.push_back("node.intra.nvls_latency_us");
+  if (nvls) {  // the tier's latency is also NVLS's extra latency; its efficiency knob is separate
+    eff.push_back(&tier.nvls_efficiency);
+    keys.push_back("node.scale_up.nvls_efficiency");
   }
   // A tier without a latency gets α per ring step to start from (all-reduce 2(n−1) steps, others n−1; domain notes §7).
   const double steps = coll == Collective::AllReduce ? 2.0 * (fit.ranks - 1) : std::max(1.0, fit.ranks - 1.0);
@@ -84,10 +82,8 @@ std::string calibration_hardware_json(const Calibration& fit, const std::string&
     ts = time(s_small);
     converged = std::fabs(tl / t_large - 1) < 0.005 && std::fabs(ts / t_small - 1) < 0.005;
   }
-  std::string values;
-  for (std::size_t i = 0; i < eff.size(); ++i)
-    values += (i ? ", " : "") + keys[2 * i] + " = " + fmt_num(*eff[i], 4) + ", " + keys[2 * i + 1] + " = " +
-              fmt_num(*lat[i] * 1e6, 4) + " us";
+  std::string values = keys[0] + " = " + fmt_num(*eff[0], 4) + ", " + keys[1] + " = " + fmt_num(*lat[0] * 1e6, 4) + " us";
+  for (std::size_t i = 1; i < eff.size(); ++i) values += ", " + keys[i + 1] + " = " + fmt_num(*eff[i], 4);
   notes.push_back("hardware file from '" + preset + "': " + values + "; parsim's collective model then gives " +
                   fmt_num(ts * 1e6, 4) + " us at " + fmt_num(s_small, 4) + " B (fit " + fmt_num(t_small * 1e6, 4) +
                   " us) and " + fmt_num(tl * 1e3, 4) + " ms at " + fmt_num(s_large, 4) + " B (fit " +
@@ -97,8 +93,8 @@ std::string calibration_hardware_json(const Calibration& fit, const std::string&
                     "fixed costs the benchmark does not show); the closest values are written");
   for (std::size_t i = 0; i < eff.size(); ++i)
     if (*eff[i] > 1.0)
-      notes.push_back(keys[2 * i] + " > 1: the benchmark beats the preset's nominal bandwidth (in-network reduction, "
-                      "or a nominal figure that is too low)");
+      notes.push_back(keys[i == 0 ? 0 : i + 1] + " > 1: the benchmark beats the preset's nominal bandwidth (in-network "
+                      "reduction, or a nominal figure that is too low)");
 
   const std::string provenance = "parsim calibrate: " + fit.collective + " on " + std::to_string(fit.ranks) +
                                  " ranks / " + std::to_string(fit.nodes) + " node(s), alpha " +

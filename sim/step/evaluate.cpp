@@ -1,6 +1,9 @@
+// evaluate(): costs → lowering → engine → analysis, with the periodic steady state extended where it holds.
 #include "sim/step/evaluate.hpp"
 
-#include "sim/step/lower.hpp"
+#include "sim/step/analysis.hpp"
+
+#include <cmath>
 
 namespace parsim {
 
@@ -16,73 +19,25 @@ Evaluator::~Evaluator() = default;
 
 namespace {
 
-// Symmetry: with 1F1B or interleaved 1F1B every micro-batch does the same work, so after the warm-up the timeline is
-// periodic — each further micro-batch shifts everything after it by the same integer number of nanoseconds — and the
-// boundary effects (ZeRO-1's gathers before the first forward, the gradient reduction after the last backward, the
-// cool-down) do not depend on how many micro-batches lie between. A step with many micro-batches is therefore played
-// out twice, with M1 = 2·p and M2 = 3·p micro-batches (past the 1F1B warm-up of p − 1 forwards and the interleaved
-// warm-up of < 2·p micro-batches; multiples of p as interleaving requires), and every time-like quantity is extended
-// linearly: x(M) = x(M2) + (M − M2)/(M2 − M1) ·
-// (x(M2) − x(M1)). Memory peaks are reached in the warm-up and are those of the M2 run. tests/step checks the result
-// against full simulations. GPipe (memory grows with M) and requests for the timeline (--trace) simulate every
-// micro-batch.
-constexpr std::int64_t kGroupsShort = 2, kGroupsLong = 3;
-
-bool extendable(const Scenario& sc, const EvalOptions& opt, std::int64_t M) {
-  if (opt.keep_timeline || sc.train.schedule == Schedule::GPipe) return false;
-  return M > (kGroupsLong + 1) * sc.plan.pp;
-}
-
 Scenario with_microbatches(Scenario sc, std::int64_t m) {
   sc.train.gbs = m * sc.plan.dp * sc.train.mbs;
   return sc;
 }
 
-StepReport extend(const Scenario& sc, const StepReport& a, const StepReport& b, std::int64_t m1, std::int64_t m2,
-                  std::int64_t m) {
-  const double k = static_cast<double>(m - m2) / static_cast<double>(m2 - m1);
-  auto lin = [k](double x1, double x2) { return x2 + k * (x2 - x1); };
-  StepReport r = b;
-  r.step_time_s = lin(a.step_time_s, b.step_time_s);
-  r.window_s = lin(a.window_s, b.window_s);
-  r.microbatches = m;
-  r.events = a.events + b.events;
-  r.simulated_microbatches = a.simulated_microbatches + b.simulated_microbatches;
-  double bubble = 0, best = -1;
-  for (std::size_t s = 0; s < r.stages.size(); ++s) {
-    const StageMetrics &x = a.stages[s], &y = b.stages[s];
-    StageMetrics& z = r.stages[s];
-    z.compute_s = lin(x.compute_s, y.compute_s);
-    z.comm_s = lin(x.comm_s, y.comm_s);
-    z.exposed_comm_s = lin(x.exposed_comm_s, y.exposed_comm_s);
-    z.idle_s = lin(x.idle_s, y.idle_s);
-    z.window_idle_s = lin(x.window_idle_s, y.window_idle_s);
-    for (int c = 0; c < kCommKinds; ++c) {
-      z.comm_by_kind_s[c] = lin(x.comm_by_kind_s[c], y.comm_by_kind_s[c]);
-      z.exposed_by_kind_s[c] = lin(x.exposed_by_kind_s[c], y.exposed_by_kind_s[c]);
-    }
-    if (r.window_s > 0) bubble += z.window_idle_s / r.window_s;
-    if (z.compute_s + z.exposed_comm_s > best) {
-      best = z.compute_s + z.exposed_comm_s;
-      r.critical_stage = static_cast<int>(s);
-    }
-  }
-  r.bubble_fraction = r.stages.size() > 1 ? bubble / static_cast<double>(r.stages.size()) : 0.0;
-  r.exposed_comm_s = r.stages[r.critical_stage].exposed_comm_s;
-  r.exposed_by_kind_s = r.stages[r.critical_stage].exposed_by_kind_s;
-  finish_throughput(sc, r);
-  return r;
-}
-
 }  // namespace
 
 StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
+  if (!is_resolved(sc.train)) {
+    Scenario r = sc;
+    r.train = resolve_training(sc.plan, sc.model, sc.train);
+    return run(r, opt);
+  }
   const std::int64_t M = sc.train.micro_batches(sc.plan);
-  if (extendable(sc, opt, M)) {
-    const std::int64_t m1 = kGroupsShort * sc.plan.pp, m2 = kGroupsLong * sc.plan.pp;
+  if (!opt.schedule && steady_state_extendable(sc, opt.keep_timeline, M)) {
+    const std::int64_t m1 = kSteadyGroupsShort * sc.plan.pp, m2 = kSteadyGroupsLong * sc.plan.pp;
     const StepReport a = simulate(with_microbatches(sc, m1), opt);
     const StepReport b = simulate(with_microbatches(sc, m2), opt);
-    StepReport r = extend(sc, a, b, m1, m2, M);
+    StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
     r.warnings = plan_warnings(sc.plan, sc.model, sc.hw, sc.train);
     return r;
   }
@@ -94,7 +49,7 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
 StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
   StepReport rep;
   st_->costs = compute_step_costs(sc);
-  lower_step(sc, st_->costs, st_->ex.lowered);
+  lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule);
   st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
   compute_metrics(sc, st_->costs, st_->ex, rep);
   st_->samples.clear();
@@ -111,6 +66,28 @@ StepReport evaluate(const Scenario& sc, const EvalOptions& opt) {
   return ev.run(sc, opt);
 }
 
-MemoryReport estimate_memory(const Scenario& sc) { return estimate_memory_from_costs(sc, compute_step_costs(sc)); }
+MemoryReport estimate_memory(const Scenario& sc) {
+  if (!is_resolved(sc.train)) {
+    Scenario r = sc;
+    r.train = resolve_training(sc.plan, sc.model, sc.train);
+    return estimate_memory(r);
+  }
+  return estimate_memory_from_costs(sc, compute_step_costs(sc));
+}
+
+TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price, double goodput) {
+  TrainEstimate t;
+  t.tokens = tokens;
+  t.goodput = goodput;
+  const double tokens_per_step = static_cast<double>(sc.train.gbs * sc.train.seq);
+  const double wall_s = std::ceil(tokens / tokens_per_step) * r.step_time_s / goodput;
+  t.days = wall_s / 86400.0;
+  t.gpu_hours = wall_s / 3600.0 * sc.plan.world();
+  if (price > 0) {
+    t.cost_usd = t.gpu_hours * price;
+    t.has_cost = true;
+  }
+  return t;
+}
 
 }  // namespace parsim

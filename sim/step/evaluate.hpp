@@ -8,16 +8,20 @@
 
 namespace parsim {
 
-struct ExecutedStep;  // sim/step/lower.hpp
-struct StepCosts;
-struct MemorySample;
+struct ExecutedStep;  // sim/step/lowered.hpp
+struct StepCosts;     // sim/step/costs.hpp
+struct MemorySample;  // sim/step/analysis.hpp
 
 struct EvalOptions {
   bool keep_timeline = false;  // keep the executed timeline (for --trace)
   bool layer_detail = false;   // lower per-layer tasks (trace detail); otherwise chunks are composed analytically
+  // An explicit pass order instead of the scenario's schedule (tests and schedule experiments; every micro-batch is
+  // simulated then). It must keep the contract of pipeline_schedule (plans/schedule.hpp).
+  const ScheduleOrder* schedule = nullptr;
 };
 
-// Pure function: thread-safe, no globals, same inputs → bit-identical outputs.
+// Pure function: thread-safe, no globals, same inputs → bit-identical outputs. A scenario whose settings still hold
+// "auto" values (is_resolved() false) is evaluated on a resolved copy (resolve_training, plans/scenario.hpp).
 StepReport evaluate(const Scenario& sc, const EvalOptions& opt = {});
 
 // The same, keeping its scratch memory between calls (one per thread in the sweep) and, on request, the timeline.
@@ -42,28 +46,5 @@ private:
 // Cheap pre-check for the sweep: memory of the most loaded stage from the closed-form in-flight counts of the
 // schedule (no simulation). Returns peak_gib as evaluate() would, within its model.
 MemoryReport estimate_memory(const Scenario& sc);
-
-// Builds and validates a Scenario from user inputs (throws InputError).
-struct ScenarioArgs {
-  std::string model, plan, gpu = "h100";
-  int gpus_per_node = 0;
-  std::int64_t seq = 0, gbs = 0, mbs = 1;
-  std::string recompute = "none", precision = "bf16", schedule = "1f1b";
-  bool sp = false;
-  bool schedule_given = false;
-  // Framework options (defaults documented in the README): DDP bucket size, Megatron-Core overlap switches.
-  double bucket_mb = 0;             // MB (1e6 bytes); 0 = the stack's default (resolved_bucket_bytes)
-  bool overlap_grad_reduce = true;
-  bool overlap_param_gather = true;
-  int tp_comm_overlap = -1;         // -1 = the stack's default, 0 off, 1 on
-  std::string stack = "auto";       // auto | megatron | pytorch
-  bool overlap_p2p = true;
-  bool fsdp_no_sync = false;
-  std::string attention = "flash";  // flash | unfused
-};
-Scenario make_scenario(const ScenarioArgs& a);
-// The framework options of ScenarioArgs (stack, buckets, overlap switches, attention) into TrainingConfig; shared by
-// make_scenario() and the sweep so that both build identical settings.
-void apply_framework_options(const ScenarioArgs& a, TrainingConfig& t);
 
 }  // namespace parsim

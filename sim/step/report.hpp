@@ -2,7 +2,7 @@
 #pragma once
 #include "hardware/hardware.hpp"
 #include "models/model.hpp"
-#include "plans/plan.hpp"
+#include "plans/scenario.hpp"
 
 #include <array>
 #include <cstdint>
@@ -10,18 +10,6 @@
 #include <vector>
 
 namespace parsim {
-
-// The three independent, immutable inputs plus the plan: everything evaluate() needs. Built and validated once.
-struct Scenario {
-  ModelSpec model;
-  Hardware hw;
-  Plan plan;
-  TrainingConfig train;
-};
-
-enum class CommKind : int { TP = 0, CP = 1, PP = 2, DP = 3 };
-constexpr int kCommKinds = 4;
-const char* to_string(CommKind k);
 
 struct MemoryReport {
   double peak_gib = 0;            // device memory the most loaded GPU needs (allocator + CUDA context + NCCL buffers)
@@ -42,8 +30,8 @@ struct StageMetrics {
   double exposed_comm_s = 0;    // communication not covered by compute
   double idle_s = 0;            // step − compute − exposed comm
   double window_idle_s = 0;     // compute-stream idle inside the pipeline window (the bubble's numerator)
-  std::array<double, kCommKinds> comm_by_kind_s{};
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> comm_by_kind_s{};     // communication by parallel axis (sim/core/axis.hpp)
+  PerAxis<double> exposed_by_kind_s{};
   double peak_gib = 0;
   double allocated_peak_gib = 0;
 };
@@ -56,7 +44,7 @@ struct StepReport {
   double bubble_fraction = 0;
   double window_s = 0;          // pipeline window: first forward start to last backward end, over all stages
   double exposed_comm_s = 0;    // critical-path stage's exposed communication
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> exposed_by_kind_s{};
   double model_flops_per_step = 0, hardware_flops_per_step = 0;
   std::int64_t microbatches = 0;
   std::int64_t events = 0;      // events the engine executed
@@ -67,5 +55,18 @@ struct StepReport {
   int critical_stage = 0;       // the stage whose compute + exposed comm is largest (reported in compute_s …)
   std::vector<std::string> warnings;
 };
+
+// ---- the run ----
+// Time-to-train and cost of a whole run (--tokens, --price-per-gpu-hour, --goodput).
+struct TrainEstimate {
+  double tokens = 0;
+  double goodput = 1;      // fraction of wall-clock time spent training (checkpoints, restarts, failures excluded)
+  double days = 0;
+  double gpu_hours = 0;
+  double cost_usd = 0;
+  bool has_cost = false;
+};
+TrainEstimate train_estimate(const Scenario& sc, const StepReport& r, double tokens, double price_per_gpu_hour,
+                             double goodput);
 
 }  // namespace parsim

@@ -2,7 +2,7 @@
 #include "sim/sweep/sweep.hpp"
 
 #include "sim/core/error.hpp"
-#include "sim/step/render.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
@@ -29,8 +29,13 @@ std::string to_string(Verdict v) {
 }
 
 bool ranks_before(const PlanResult& a, const PlanResult& b) {
-  return std::tie(a.step_time_s, a.peak_gib, a.plan, a.mbs, a.recompute, a.sp, a.schedule) <
-         std::tie(b.step_time_s, b.peak_gib, b.plan, b.mbs, b.recompute, b.sp, b.schedule);
+  if (a.step_time_s != b.step_time_s) return a.step_time_s < b.step_time_s;
+  if (a.peak_gib != b.peak_gib) return a.peak_gib < b.peak_gib;
+  // Ties (rare): the identity as text, so that the order is the same as the listing's.
+  const std::string pa = a.plan.to_string(), pb = b.plan.to_string();
+  const std::string ra = to_string(a.recompute), rb = to_string(b.recompute);
+  const std::string sa = to_string(a.schedule), sb = to_string(b.schedule);
+  return std::tie(pa, a.mbs, ra, a.sp, sa) < std::tie(pb, b.mbs, rb, b.sp, sb);
 }
 
 std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
@@ -43,13 +48,13 @@ std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
 namespace {
 
 void fill_identity(const Scenario& sc, PlanResult& r) {
-  r.plan = sc.plan.to_string();
+  r.plan = sc.plan;
   r.seq = sc.train.seq;
   r.gbs = sc.train.gbs;
   r.mbs = sc.train.mbs;
-  r.recompute = to_string(sc.train.recompute);
-  r.schedule = to_string(sc.train.schedule);
-  r.precision = to_string(sc.train.precision);
+  r.recompute = sc.train.recompute;
+  r.schedule = sc.train.schedule;
+  r.precision = sc.train.precision;
   r.sp = sc.train.sp;
 }
 
@@ -89,10 +94,10 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
     // Main loss: the largest of the bubble's share of the step and each kind's exposed communication.
     r.main_loss = "bubble";
     double worst = rep.bubble_fraction * rep.step_time_s;
-    for (int k = 0; k < kCommKinds; ++k)
+    for (Axis k : kAxes)
       if (rep.exposed_by_kind_s[k] > worst) {
         worst = rep.exposed_by_kind_s[k];
-        r.main_loss = to_string(static_cast<CommKind>(k));
+        r.main_loss = axis_name(k);
         r.main_loss += " comm";
       }
     r.main_loss_fraction = rep.step_time_s > 0 ? worst / rep.step_time_s : 0;
@@ -116,41 +121,28 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
   return r;
 }
 
-TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m) {
-  // Mirrors make_scenario() (sim/step/scenario.cpp) so that `parsim predict` with predict_flags() rebuilds the same
-  // Scenario; tests/sweep checks it result by result.
-  TrainingConfig t;
-  t.seq = a.seq > 0 ? a.seq : m.seq_len;
-  t.gbs = a.gbs > 0 ? a.gbs : sweep_default_gbs(t.seq);
-  t.precision = parse_precision(a.precision);
-  apply_framework_options(a, t);
+TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m) {
+  TrainingConfig t = in.train;
+  t.seq = t.seq > 0 ? t.seq : m.seq_len;
+  t.gbs = t.gbs > 0 ? t.gbs : sweep_default_gbs(t.seq);
   return t;
 }
 
 std::vector<std::string> result_flags(const PlanResult& r) {
-  std::vector<std::string> f{"--plan",      r.plan,      "--seq",       std::to_string(r.seq), "--gbs",
-                             std::to_string(r.gbs),    "--mbs",       std::to_string(r.mbs), "--recompute",
-                             r.recompute, "--precision", r.precision, "--schedule",          r.schedule};
-  if (r.sp) f.push_back("--sp");
-  return f;
+  ScenarioInput in;
+  in.plan = r.plan.to_string();
+  in.train.seq = r.seq;
+  in.train.gbs = r.gbs;
+  in.train.mbs = r.mbs;
+  in.train.recompute = r.recompute;
+  in.train.sp = r.sp;
+  in.train.precision = r.precision;
+  in.train.schedule = r.schedule;
+  return options_to_flags(scenario_options(), in, kUsePerRow, 0, /*include_defaults=*/true);
 }
 
-std::vector<std::string> sweep_base_flags(const ScenarioArgs& a) {
-  std::vector<std::string> f{"--model", a.model, "--gpu", a.gpu};
-  if (a.gpus_per_node > 0) f.insert(f.end(), {"--gpus-per-node", std::to_string(a.gpus_per_node)});
-  if (a.bucket_mb > 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", a.bucket_mb);  // round-trips exactly
-    f.insert(f.end(), {"--bucket-mb", buf});
-  }
-  if (!a.overlap_grad_reduce) f.push_back("--no-overlap-grad-reduce");
-  if (!a.overlap_param_gather) f.push_back("--no-overlap-param-gather");
-  if (a.tp_comm_overlap > 0) f.push_back("--tp-comm-overlap");
-  if (a.tp_comm_overlap == 0) f.push_back("--no-tp-comm-overlap");
-  if (a.stack != "auto") f.insert(f.end(), {"--stack", a.stack});
-  if (a.attention != "flash") f.insert(f.end(), {"--attention", a.attention});
-  if (a.fsdp_no_sync) f.push_back("--fsdp-no-sync");
-  return f;
+std::vector<std::string> sweep_base_flags(const ScenarioInput& in) {
+  return options_to_flags(scenario_options(), in, kUseSweep, kUsePerRow);
 }
 
 namespace {
@@ -209,9 +201,10 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
 
   // Inputs resolved once; every candidate shares them.
   Scenario base;
-  base.model = resolve_model(setup.args.model);
-  base.hw = resolve_hardware(setup.args.gpu, setup.args.gpus_per_node);
-  base.train = sweep_base_training(setup.args, base.model);
+  if (setup.base.model.empty()) throw InputError("--model is required (a built-in name or a model JSON path)");
+  base.model = resolve_model(setup.base.model);
+  base.hw = resolve_hardware(setup.base.gpu, setup.base.gpus_per_node);
+  base.train = sweep_base_training(setup.base, base.model);
 
   // Space.
   const std::vector<Candidate> space = enumerate_space(base.model, base.hw, setup.gpus, base.train, setup.filter);
@@ -261,15 +254,15 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   }
 
   SweepReport rep;
-  rep.model = setup.args.model;
-  rep.gpu = setup.args.gpu;
+  rep.model = setup.base.model;
+  rep.gpu = setup.base.gpu;
   rep.gpus = setup.gpus;
   rep.gpus_per_node = base.hw.node.gpus_per_node;
   rep.seq = base.train.seq;
   rep.gbs = base.train.gbs;
   rep.precision = to_string(base.train.precision);
   rep.space = filter_text(setup.filter);
-  rep.base_flags = sweep_base_flags(setup.args);
+  rep.base_flags = sweep_base_flags(setup.base);
   rep.shards = {opt.shard_index};
   rep.shard_index = opt.shard_index;
   rep.shard_count = opt.shard_count;

@@ -21,10 +21,10 @@
 
 namespace parsim {
 
-// What was searched: fixed inputs (ScenarioArgs without plan/mbs/recompute/sp/schedule, which the space varies),
-// the GPU count and the filters.
+// What was searched: fixed inputs (a ScenarioInput whose plan, mbs, recompute, sp and schedule the space varies), the
+// GPU count and the filters.
 struct SweepSetup {
-  ScenarioArgs args;  // model, gpu, gpus_per_node, seq, gbs (0 = sweep_default_gbs), precision, framework options
+  ScenarioInput base;  // model, gpu, gpus_per_node, seq, gbs (0 = sweep_default_gbs), precision, framework options
   int gpus = 0;
   SpaceFilter filter;
 };
@@ -41,17 +41,20 @@ struct SweepOptions {
 enum class Verdict : std::uint8_t { Fits, OutOfMemoryPrecheck, OutOfMemory, Error };
 std::string to_string(Verdict v);  // "fits", "out of memory (pre-check)", "out of memory (simulated)", "error"
 
-// One evaluated plan with its settings and the numbers a user ranks by.
+// One evaluated plan with its settings and the numbers a user ranks by (typed; sim/present writes and reads it through
+// one field table).
 struct PlanResult {
-  std::string plan;  // canonical plan string
+  Plan plan;
   std::int64_t seq = 0, gbs = 0, mbs = 1;
-  std::string recompute, schedule, precision;
+  Recompute recompute = Recompute::None;
+  Schedule schedule = Schedule::OneFOneB;
+  Precision precision = Precision::BF16;
   bool sp = false;
   Verdict verdict = Verdict::Fits;
   std::string reason;  // why it is not feasible (empty when it fits)
   double step_time_s = 0, mfu = 0, hfu = 0, tflops_per_gpu = 0, tokens_per_s = 0, bubble_fraction = 0;
   double exposed_comm_s = 0;
-  std::array<double, kCommKinds> exposed_by_kind_s{};
+  PerAxis<double> exposed_by_kind_s{};
   double peak_gib = 0, allocated_peak_gib = 0, capacity_gib = 0;
   bool fits = false;
   // The largest loss: "bubble" (bubble_fraction × step) or the exposed communication of one kind ("tp comm", …).
@@ -62,7 +65,7 @@ struct PlanResult {
 };
 
 // Total order used for ranking: step time, then peak memory, then the plan's identity (plan string, mbs, recompute,
-// sp, schedule) — independent of thread count and of which shard found the plan.
+// sp, schedule, compared as text) — independent of thread count and of which shard found the plan.
 bool ranks_before(const PlanResult& a, const PlanResult& b);
 // Pareto front of (step time, peak memory) over `ranked` (already sorted by ranks_before): plans no other plan beats
 // on both. Returned fastest first (and so with strictly falling memory).
@@ -98,23 +101,21 @@ struct SweepReport {
 // that leaves no plan at all, a bad shard).
 SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt);
 
-// The base TrainingConfig of a sweep, built as make_scenario() builds it for `parsim predict` with the same flags.
-TrainingConfig sweep_base_training(const ScenarioArgs& a, const ModelSpec& m);
-// The `parsim predict` flags that reproduce one result: sweep_base_flags (model, GPU, framework options) followed by
-// result_flags (plan and settings).
-std::vector<std::string> sweep_base_flags(const ScenarioArgs& a);
+// The base TrainingConfig of a sweep: the input's settings with seq (the model's) and gbs (sweep_default_gbs) set; the
+// space sets mbs, recompute, sp and schedule per candidate and resolve_training() the rest, as for `parsim predict`.
+TrainingConfig sweep_base_training(const ScenarioInput& in, const ModelSpec& m);
+// The `parsim predict` flags that reproduce one result, written by the scenario option table: sweep_base_flags (the
+// fixed inputs that differ from their defaults; model and GPU always) followed by result_flags (the per-row options:
+// plan, seq, gbs, mbs, recompute, sp, precision, schedule).
+std::vector<std::string> sweep_base_flags(const ScenarioInput& in);
 std::vector<std::string> result_flags(const PlanResult& r);
 
-// ---- output (sweep_io.cpp) ----
+// What to list (the output is sim/present/sweep_io.hpp).
 struct SweepListing {
   int top = 10;      // results listed (ranked prefix)
   bool all = false;  // list every feasible plan
 };
-std::string sweep_to_json(const SweepReport& r, const SweepListing& l);
-std::string sweep_to_csv(const SweepReport& r, const SweepListing& l);
-std::string sweep_to_table(const SweepReport& r, const SweepListing& l);
-// Reads a sweep JSON (sweep_to_json's output) or CSV (sweep_to_csv's) back; throws InputError naming the file.
-SweepReport read_sweep_file(const std::string& path);
+
 // Combines shard reports of one sweep into one ranking. Throws InputError when the shards belong to different
 // sweeps or a shard appears twice.
 SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names);

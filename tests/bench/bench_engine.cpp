@@ -53,13 +53,13 @@ void bench_raw_engine() {
 }
 
 void bench_evaluate(const char* model, const char* plan, const char* gpu, std::int64_t gbs, std::int64_t seq, int reps) {
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = model;
   a.plan = plan;
   a.gpu = gpu;
-  a.gbs = gbs;
-  a.seq = seq;
-  const Scenario sc = make_scenario(a);
+  a.train.gbs = gbs;
+  a.train.seq = seq;
+  const Scenario sc = resolve_scenario(a);
   Evaluator ev;
   std::int64_t events = 0;
   const auto w0 = std::chrono::steady_clock::now();

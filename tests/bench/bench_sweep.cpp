@@ -25,9 +25,9 @@ struct BenchCase {
 
 void run_case(const BenchCase& c, int threads) {
   SweepSetup s;
-  s.args.model = c.model;
-  s.args.gpu = "h100";
-  s.args.gbs = c.gbs;
+  s.base.model = c.model;
+  s.base.gpu = "h100";
+  s.base.train.gbs = c.gbs;
   s.gpus = c.gpus;
   SweepOptions o;
   o.threads = threads;
@@ -43,8 +43,9 @@ void run_case(const BenchCase& c, int threads) {
   std::printf("  simulated plans per CPU-second (target 1000):  %10.0f\n", static_cast<double>(r.simulated) / r.cpu_s);
   if (!r.ranked.empty()) {
     const PlanResult& b = r.ranked.front();
-    std::printf("  best: %s mbs %lld %s sp %s %s: %.3f s/step, MFU %.1f%%, %.1f GiB\n", b.plan.c_str(),
-                static_cast<long long>(b.mbs), b.recompute.c_str(), b.sp ? "on" : "off", b.schedule.c_str(),
+    std::printf("  best: %s mbs %lld %s sp %s %s: %.3f s/step, MFU %.1f%%, %.1f GiB\n", b.plan.to_string().c_str(),
+                static_cast<long long>(b.mbs), to_string(b.recompute).c_str(), b.sp ? "on" : "off",
+                to_string(b.schedule).c_str(),
                 b.step_time_s, 100 * b.mfu, b.peak_gib);
   }
   std::fflush(stdout);

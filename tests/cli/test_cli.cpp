@@ -34,7 +34,7 @@ TEST_CASE("JSON output carries the contract's keys") {
   for (const char* k : {"step_time_s", "mfu", "hfu", "tflops_per_gpu", "tokens_per_s", "bubble_fraction",
                         "exposed_comm_s", "exposed_comm_by_kind_s", "memory", "model"})
     CHECK(j.contains(k));
-  for (const char* k : {"tp", "cp", "pp", "dp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
+  for (const char* k : {"tp", "cp", "ep", "dp", "pp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
   for (const char* k : {"peak_gib", "allocated_peak_gib", "capacity_gib", "fits", "weights_gib", "grads_gib",
                         "optimizer_gib", "activations_gib", "per_stage_peak_gib"})
     CHECK(j["memory"].contains(k));
@@ -138,4 +138,87 @@ TEST_CASE("bad input: plan grammar and plans that cannot map onto model or clust
   }
   CHECK(run_parsim("--model llama7b --plan tp3").err.find("tp") != std::string::npos);
   CHECK(run_parsim("--model llama7b --plan pp64").err.find("64") != std::string::npos);
+}
+
+TEST_CASE("--scenario FILE gives exactly what the equivalent flags give (examples/scenarios/README.md)") {
+  const std::string dir = std::string(PARSIM_TEST_DATA) + "/../../examples/scenarios/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"llama3-70b-interleaved.json", "--model llama3-70b --plan tp8pp4dp16vpp5 --gpu h100 --seq 8192 --gbs 512 --sp"},
+      {"llama2-7b-fsdp.json", "--model llama2-7b --plan dp64fsdp --mbs 2 --recompute selective"},
+      {"llama3-8b-nemo-fp8.json",
+       "--model llama3-8b --plan tp2pp1dp4cp2zero1 --gpu h100 --seq 8192 --gbs 128 --precision fp8 --sp --stack megatron "
+       "--bucket-mb 40 --no-overlap-param-gather --schedule 1f1b --attention flash"},
+  };
+  for (const auto& [file, flags] : cases) {
+    CAPTURE(file);
+    const Run a = run_parsim("--scenario " + dir + file + " --format json");
+    const Run b = run_parsim(std::string(flags) + " --format json");
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    CHECK(a.out == b.out);  // byte for byte: the same numbers, settings and warnings
+    // The table too.
+    CHECK(run_parsim("--scenario " + dir + file).out == run_parsim(flags).out);
+  }
+  // The prediction's own settings are scenario keys: feeding them back reproduces the prediction.
+  const Run first = run_parsim("--scenario " + dir + "llama2-7b-fsdp.json --format json");
+  json settings = json::parse(first.out)["settings"];
+  settings.erase("micro_batches");  // derived, not an option
+  settings["model"] = "llama2-7b";
+  settings["plan"] = "dp64fsdp";
+  const std::string path = write_temp("settings_scenario.json", settings.dump());
+  const Run again = run_parsim("--scenario " + path + " --format json");
+  std::remove(path.c_str());
+  REQUIRE(again.status == 0);
+  CHECK(json::parse(again.out)["step_time_s"] == json::parse(first.out)["step_time_s"]);
+  // Flags override the file.
+  const Run over = run_parsim("--scenario " + dir + "llama2-7b-fsdp.json --mbs 1 --format json");
+  CHECK(json::parse(over.out)["settings"]["mbs"] == 1);
+}
+
+TEST_CASE("bad scenario files: one line naming the file and the key") {
+  const std::string unknown = write_temp("unknown_key.json", R"({"model": "llama7b", "plan": "tp8", "sequence": 4096})");
+  Run r = run_parsim("--scenario " + unknown);
+  std::remove(unknown.c_str());
+  CHECK(r.clean_error());
+  CHECK(r.err.find("unknown key 'sequence'") != std::string::npos);
+  const std::string typed = write_temp("typed.json", R"({"model": "llama7b", "plan": "tp8", "sp": "yes"})");
+  r = run_parsim("--scenario " + typed);
+  std::remove(typed.c_str());
+  CHECK(r.clean_error());
+  CHECK(r.err.find("'sp' must be true or false") != std::string::npos);
+  const std::string bad = write_temp("bad.json", "{not json");
+  r = run_parsim("--scenario " + bad);
+  std::remove(bad.c_str());
+  CHECK(r.clean_error());
+  CHECK(run_parsim("--scenario does-not-exist.json").clean_error());
+}
+
+TEST_CASE("expert parallelism in the plan: dense models reject it with one line") {
+  Run r = run_parsim("--model llama7b --plan tp2dp32ep8");
+  CHECK(r.clean_error());
+  CHECK(r.err.find("dense model") != std::string::npos);
+  CHECK(run_parsim("--model llama7b --plan tp2dp4etp2 --gbs 8").clean_error());
+}
+
+TEST_CASE("validate and sweep take the same scenario options as predict (one table)") {
+  const Run v = run_parsim("validate --help");
+  const Run p = run_parsim("predict --help");
+  for (const char* flag : {"--stack", "--attention", "--bucket-mb", "--no-overlap-grad-reduce",
+                           "--no-overlap-param-gather", "--tp-comm-overlap", "--no-tp-comm-overlap", "--fsdp-no-sync",
+                           "--scenario", "--gpus-per-node", "--schedule"}) {
+    CAPTURE(flag);
+    CHECK(v.out.find(flag) != std::string::npos);
+    CHECK(p.out.find(flag) != std::string::npos);
+  }
+  const Run s = run_parsim("sweep --help");
+  for (const char* flag : {"--stack", "--attention", "--bucket-mb", "--fsdp-no-sync", "--gpus", "--zero"})
+    CHECK(s.out.find(flag) != std::string::npos);
+  // A bad value reads the same whatever the command.
+  const Run a = run_parsim("--model llama7b --plan tp8 --stack jax");
+  const Run b = run_parsim("validate --profile x.json --model llama7b --plan tp8 --stack jax");
+  CHECK(a.clean_error());
+  CHECK(b.clean_error());
+  CHECK(a.err == b.err);
+  CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, pytorch)") != std::string::npos);
+  CHECK(run_parsim("--model llama7b --plan tp8 --tp-comm-overlap --no-tp-comm-overlap").clean_error());
 }

@@ -9,7 +9,7 @@ set(PARSIM_FUZZ_LIBS_model parsim_models)
 set(PARSIM_FUZZ_LIBS_hardware parsim_hardware)
 set(PARSIM_FUZZ_LIBS_nccl parsim_measure)
 set(PARSIM_FUZZ_LIBS_kineto parsim_measure)
-set(PARSIM_FUZZ_LIBS_merge parsim_sweep)
+set(PARSIM_FUZZ_LIBS_merge parsim_present)
 
 if(PARSIM_FUZZ)
   add_custom_target(fuzz)

@@ -2,6 +2,7 @@
 // copy of themselves under another shard index when they hold one, and printed in every format. The merge code is
 // being refactored (issue 14): this harness uses only the public API of sim/sweep/sweep.hpp.
 #include "fuzz_common.hpp"
+#include "sim/present/sweep_io.hpp"
 #include "sim/sweep/sweep.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

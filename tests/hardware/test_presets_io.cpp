@@ -34,20 +34,31 @@ fs::path temp_file(const std::string& name, const std::string& text) {
   return p;
 }
 
-// Every leaf of the file form except free-text names, as "gpu.compute.num_sms" style paths.
+// Every leaf of the file form except free-text names, as source-key paths: "gpu.compute.num_sms",
+// "gpu.kernels.megatron.sustained_efficiency", "node.scale_up.efficiency" (a tier is named by its kind), ….
 void leaves(const nlohmann::json& j, const std::string& prefix, std::vector<std::string>& out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string path = prefix.empty() ? it.key() : prefix + "." + it.key();
-    if (it.value().is_object()) leaves(it.value(), path, out);
-    else if (it.key() != "name") out.push_back(path);
+    if (it.key() == "tiers") {
+      for (const auto& t : it.value()) {
+        nlohmann::json rest = t;
+        rest.erase("kind");
+        leaves(rest, prefix + "." + t.at("kind").get<std::string>(), out);
+      }
+    } else if (it.value().is_object()) {
+      leaves(it.value(), path, out);
+    } else if (it.key() != "name") {
+      out.push_back(path);
+    }
   }
 }
 
 }  // namespace
 
-TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
-  // Canonical names in the CLI contract (docs/cli.md): a100-40gb, a100-80gb (alias a100), h100, h200, mi300x, b200.
-  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "h100", "h200", "mi300x", "b200"});
+TEST_CASE("presets: the ten GPUs with their datasheet and measured numbers") {
+  // Canonical names in the CLI contract (docs/cli.md), one file each in hardware/presets/, listed alphabetically.
+  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "b300", "gb200", "h100",
+                                                            "h200", "mi300x", "mi325x", "mi355x"});
 
   const Hardware h100 = resolve_hardware("h100");
   // Dense bf16 989.4 TFLOP/s, fp8 1,978.9 (domain notes §8).
@@ -58,9 +69,9 @@ TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
   CHECK(h100.gpu.hbm_bandwidth_Bps == doctest::Approx(3.35e12));
   CHECK(h100.gpu.compute.num_sms == 132);
   // NVLink4: 900 GB/s bidirectional = 450 GB/s per direction; 8 × 400 Gb/s NDR = 50 GB/s per GPU.
-  CHECK(h100.node.intra.bw_Bps_unidir == doctest::Approx(450e9));
-  CHECK(h100.node.nvls);
-  CHECK(h100.node.inter.bw_Bps_unidir == doctest::Approx(8 * 400e9 / 8 / 8));
+  CHECK(h100.node.intra().bw_Bps_unidir == doctest::Approx(450e9));
+  CHECK(h100.node.intra().nvls);
+  CHECK(h100.node.inter().bw_Bps_unidir == doctest::Approx(8 * 400e9 / 8 / 8));
 
   const Hardware a100 = resolve_hardware("a100-40gb");
   CHECK(!a100.gpu.has_fp8());
@@ -68,20 +79,20 @@ TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
   // 42,297,524,224 B = 39.39 GiB (measured totalGlobalMem of an A100-SXM4-40GB).
   CHECK(a100.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(39.39).epsilon(1e-3));
   // DGX A100: 8 × HDR 200 Gb/s → 25 GB/s per GPU.
-  CHECK(a100.node.inter.bw_Bps_unidir == doctest::Approx(25e9));
-  CHECK(!a100.node.nvls);
+  CHECK(a100.node.inter().bw_Bps_unidir == doctest::Approx(25e9));
+  CHECK(!a100.node.intra().nvls);
   CHECK(error_of([&] { (void)a100.gpu.peak_flops(Precision::FP8); }).find("no fp8") != std::string::npos);
 
   const Hardware b200 = resolve_hardware("b200");
   CHECK(b200.gpu.compute.num_sms == 148);
-  CHECK(b200.node.intra.bw_Bps_unidir == doctest::Approx(900e9));
-  CHECK(b200.node.nvls_min_gpus == 6);  // NCCL enables NVLS from 6 GPUs on B200 (domain notes §7)
+  CHECK(b200.node.intra().bw_Bps_unidir == doctest::Approx(900e9));
+  CHECK(b200.node.intra().nvls_min_gpus == 6);  // NCCL enables NVLS from 6 GPUs on B200 (domain notes §7)
 
   const Hardware mi = resolve_hardware("mi300x");
-  CHECK(mi.node.topology == IntraTopology::FullMesh);
-  CHECK(mi.node.links_per_gpu == 7);
+  CHECK(mi.node.intra().topology == IntraTopology::FullMesh);
+  CHECK(mi.node.intra().links_per_gpu == 7);
   // 7 links × 64 GB/s per direction (AMD's 128 GB/s per link read as bidirectional) = 448 GB/s per GPU.
-  CHECK(mi.node.intra.bw_Bps_unidir == doctest::Approx(448e9));
+  CHECK(mi.node.intra().bw_Bps_unidir == doctest::Approx(448e9));
   CHECK(mi.gpu.compute.num_sms == 304);
   CHECK(mi.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(191.69).epsilon(1e-3));
 
@@ -90,20 +101,51 @@ TEST_CASE("presets: the six GPUs with their datasheet and measured numbers") {
   CHECK(h200.gpu.compute.num_sms == 132);
   CHECK(h200.gpu.hbm_capacity_bytes / kGiB == doctest::Approx(139.8));
   CHECK(h200.gpu.hbm_bandwidth_Bps == doctest::Approx(4.8e12));
+
+  // The presets built on another ("base") keep what they do not state and state, with sources, what differs.
+  // B300: measured bf16 MAMF 1,769 of 2,250 (hardware/data/matmul_ceiling.csv); 8 × ConnectX-8 800 Gb/s = 100 GB/s
+  // per GPU; NVLink and NVLS as B200.
+  const Hardware b300 = resolve_hardware("b300");
+  CHECK(b300.gpu.compute.gemm_ceiling == doctest::Approx(1769.0 / 2250.0));
+  CHECK(b300.node.inter().bw_Bps_unidir == doctest::Approx(8 * 800e9 / 8 / 8));
+  CHECK(b300.node.intra().bw_Bps_unidir == doctest::Approx(900e9));
+  // GB200 NVL72: the NVLink domain is the node (72 GPUs, NVLS), one 400 Gb/s NIC per GPU = 50 GB/s; Grace hosts.
+  const Hardware gb = resolve_hardware("gb200");
+  CHECK(gb.node.gpus_per_node == 72);
+  CHECK(gb.node.intra().nvls);
+  CHECK(gb.node.inter().bw_Bps_unidir == doctest::Approx(72 * 400e9 / 8 / 72));
+  CHECK(gb.node.cpu == CpuVendor::Arm);
+  CHECK(gb.gpu.peak_bf16 == doctest::Approx(2500e12));
+  // MI325X: MI300X's compute die (1,307.4 dense bf16), 256 GB HBM3E at 6 TB/s, MAMF 784.9.
+  const Hardware m325 = resolve_hardware("mi325x");
+  CHECK(m325.gpu.peak_bf16 == doctest::Approx(1307.4e12));
+  CHECK(m325.gpu.hbm_bandwidth_Bps == doctest::Approx(6e12));
+  CHECK(m325.gpu.compute.gemm_ceiling == doctest::Approx(784.9 / 1307.4));
+  CHECK(m325.node.intra().topology == IntraTopology::FullMesh);
+  // MI355X: CDNA 4, 256 CUs, 2,516.6 dense bf16, MAMF 1,565; 7 Infinity Fabric links × 76.8 GB/s per direction.
+  const Hardware m355 = resolve_hardware("mi355x");
+  CHECK(m355.gpu.arch == GpuArch::CDNA4);
+  CHECK(m355.gpu.compute.num_sms == 256);
+  CHECK(m355.gpu.compute.gemm_ceiling == doctest::Approx(1565.0 / 2516.6));
+  CHECK(m355.node.intra().bw_Bps_unidir == doctest::Approx(537.6e9));
 }
 
 TEST_CASE("presets: every number carries its source") {
   for (const auto& name : hardware_preset_names()) {
     CAPTURE(name);
     const Hardware hw = resolve_hardware(name);
+    const auto j = nlohmann::json::parse(hardware_to_json(hw));
     std::vector<std::string> paths;
-    leaves(nlohmann::json::parse(hardware_to_json(hw)).at("gpu"), "gpu", paths);
-    leaves(nlohmann::json::parse(hardware_to_json(hw)).at("node"), "node", paths);
-    CHECK(paths.size() == 44);  // 7 gpu numbers + 23 compute + gpus_per_node + 9 intra + 4 inter (names excluded)
+    for (const char* sec : {"gpu", "node", "collectives"}) leaves(j.at(sec), sec, paths);
+    // 8 gpu (arch + 7 numbers) + 11 compute + 2 × 7 kernel-profile values + 2 node + 8 scale-up (+ 5 scale-out when the
+    // node has NICs) + 10 collectives, names excluded.
+    CHECK(paths.size() == 8 + 11 + 14 + 2 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);
       CHECK(hw.sources.at(p).size() > 10);
+      // A preset states where each number comes from; the generic text is for user files only.
+      CHECK(hw.sources.at(p).find("set in hardware file") == std::string::npos);
     }
   }
 }
@@ -121,11 +163,11 @@ TEST_CASE("--gpus-per-node keeps each GPU's NIC share") {
   // h100 with 4 GPUs per node: 8 NICs × 4/8 = 4 NICs, each GPU still 400 Gb/s / 8 = 50 GB/s.
   const Hardware h4 = resolve_hardware("h100", 4);
   CHECK(h4.node.gpus_per_node == 4);
-  CHECK(h4.node.nics_per_node == 4);
-  CHECK(h4.node.inter.bw_Bps_unidir == doctest::Approx(50e9));
+  CHECK(h4.node.inter().nics_per_node == 4);
+  CHECK(h4.node.inter().bw_Bps_unidir == doctest::Approx(50e9));
   CHECK(h4.sources.at("node.gpus_per_node").find("--gpus-per-node 4") != std::string::npos);
   // 16 per node: 16 NICs.
-  CHECK(resolve_hardware("h100", 16).node.nics_per_node == 16);
+  CHECK(resolve_hardware("h100", 16).node.inter().nics_per_node == 16);
   // 0 = keep the preset's 8.
   CHECK(resolve_hardware("h100", 0).node.gpus_per_node == 8);
   CHECK(error_of([] { (void)resolve_hardware("h100", -1); }).find("-1") != std::string::npos);
@@ -134,9 +176,9 @@ TEST_CASE("--gpus-per-node keeps each GPU's NIC share") {
   // p4de (4 NICs × 100 Gb/s for 8 GPUs = 50 Gb/s per GPU) at 1 GPU per node: 4·1/8 NICs is not an integer, so the
   // node gets one NIC at the per-GPU share, 4 × 100 / 8 = 50 Gb/s = 6.25 GB/s.
   const Hardware p1 = resolve_hardware(examples_dir() + "/aws-p4de.json", 1);
-  CHECK(p1.node.nics_per_node == 1);
-  CHECK(p1.node.nic_bits_per_s == doctest::Approx(50e9));
-  CHECK(p1.node.inter.bw_Bps_unidir == doctest::Approx(6.25e9));
+  CHECK(p1.node.inter().nics_per_node == 1);
+  CHECK(p1.node.inter().nic_bits_per_s == doctest::Approx(50e9));
+  CHECK(p1.node.inter().bw_Bps_unidir == doctest::Approx(6.25e9));
 }
 
 TEST_CASE("JSON: every preset and example round-trips through hardware_to_json identically") {
@@ -159,12 +201,12 @@ TEST_CASE("JSON: every preset and example round-trips through hardware_to_json i
     CHECK(back.gpu.hbm_bandwidth_Bps == hw.gpu.hbm_bandwidth_Bps);
     CHECK(back.gpu.compute.gemm_ceiling == hw.gpu.compute.gemm_ceiling);
     CHECK(back.gpu.compute.kernel_overhead_s == hw.gpu.compute.kernel_overhead_s);
-    CHECK(back.node.intra.latency_s == hw.node.intra.latency_s);
-    CHECK(back.node.intra.efficiency == hw.node.intra.efficiency);
-    CHECK(back.node.nvls_efficiency == hw.node.nvls_efficiency);
-    CHECK(back.node.nic_bits_per_s == hw.node.nic_bits_per_s);
-    CHECK(back.node.inter.bw_Bps_unidir == hw.node.inter.bw_Bps_unidir);
-    CHECK(back.node.topology == hw.node.topology);
+    CHECK(back.node.intra().latency_s == hw.node.intra().latency_s);
+    CHECK(back.node.intra().efficiency == hw.node.intra().efficiency);
+    CHECK(back.node.intra().nvls_efficiency == hw.node.intra().nvls_efficiency);
+    CHECK(back.node.inter().nic_bits_per_s == hw.node.inter().nic_bits_per_s);
+    CHECK(back.node.inter().bw_Bps_unidir == hw.node.inter().bw_Bps_unidir);
+    CHECK(back.node.intra().topology == hw.node.intra().topology);
     CHECK(back.sources == hw.sources);
   }
 }
@@ -172,50 +214,100 @@ TEST_CASE("JSON: every preset and example round-trips through hardware_to_json i
 TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
   const Hardware hw = parse_hardware_json(R"({
     "name": "my-h100", "base": "h100", "description": "test",
-    "gpu": { "peak_bf16_tflops": 900, "hbm_gib": 80, "compute": { "kernel_overhead_us": 3 } },
+    "gpu": { "peak_bf16_tflops": 900, "hbm_gib": 80, "compute": { "kernel_overhead_us": 3 },
+             "kernels": { "megatron": { "sustained_efficiency": 0.5 } } },
     "node": { "gpus_per_node": 4,
-              "intra": { "latency_us": 2.5 },
-              "inter": { "nics_per_node": 2, "nic_gbits_per_s": 200 } },
+              "tiers": [ { "kind": "scale_up", "latency_us": 2.5 },
+                         { "kind": "scale_out", "nics_per_node": 2, "nic_gbits_per_s": 200 } ] },
+    "collectives": { "protocols": ["simple"], "buffsize_bytes": 8388608 },
     "sources": { "gpu.hbm_gib": "my measurement" } })",
                                           "mine.json");
   CHECK(hw.name == "my-h100");
   CHECK(hw.gpu.peak_bf16 == doctest::Approx(900e12));
   CHECK(hw.gpu.hbm_capacity_bytes == doctest::Approx(80 * kGiB));  // GiB = 2^30 bytes
   CHECK(hw.gpu.compute.kernel_overhead_s == doctest::Approx(3e-6));
-  CHECK(hw.node.intra.latency_s == doctest::Approx(2.5e-6));
+  CHECK(hw.gpu.kernels.at("megatron").sustained_efficiency == 0.5);
+  CHECK(megatron_compute(hw).gpu.compute.sustained_efficiency == 0.5);
+  CHECK(hw.gpu.kernels.at("pytorch").sustained_efficiency == resolve_hardware("h100").gpu.kernels.at("pytorch").sustained_efficiency);
+  CHECK(hw.node.intra().latency_s == doctest::Approx(2.5e-6));
+  CHECK(hw.node.intra().bw_Bps_unidir == doctest::Approx(450e9));  // inherited from the preset's scale-up tier
   // 2 NICs × 200 Gb/s / 8 bits / 4 GPUs = 12.5 GB/s per GPU.
-  CHECK(hw.node.inter.bw_Bps_unidir == doctest::Approx(12.5e9));
+  CHECK(hw.node.inter().bw_Bps_unidir == doctest::Approx(12.5e9));
+  CHECK(hw.comm.protocols == kProtoSimple);
+  CHECK(hw.comm.buffsize_bytes == 8388608);
   CHECK(hw.gpu.peak_fp8 == doctest::Approx(1978.9e12));  // inherited
   CHECK(hw.sources.at("gpu.peak_bf16_tflops") == "set in hardware file 'mine.json'");
+  CHECK(hw.sources.at("node.scale_out.nics_per_node") == "set in hardware file 'mine.json'");
   CHECK(hw.sources.at("gpu.hbm_gib") == "my measurement");
   CHECK(hw.sources.at("gpu.peak_fp8_tflops") == resolve_hardware("h100").sources.at("gpu.peak_fp8_tflops"));
   // fp8 0 means "no fp8 tensor cores" and is allowed.
   CHECK(!parse_hardware_json(R"({"base": "h100", "gpu": {"peak_fp8_tflops": 0}})", "x.json").gpu.has_fp8());
   // Without a name the file path names the hardware.
   CHECK(parse_hardware_json(R"({"base": "b200"})", "b.json").name == "b.json");
+  // A calibration file overrides fitted constants of an already loaded hardware, with its own provenance.
+  const Hardware cal = apply_hardware_overrides(resolve_hardware("h100"),
+                                                R"({"gpu": {"kernels": {"pytorch": {"sustained_efficiency": 0.72}}},
+                                                    "sources": {"gpu.kernels.pytorch.sustained_efficiency": "fit"}})",
+                                                "calibration.json");
+  CHECK(cal.gpu.compute.sustained_efficiency == 0.72);  // the active (pytorch) profile is refreshed
+  CHECK(cal.sources.at("gpu.kernels.pytorch.sustained_efficiency") == "fit");
+}
+
+TEST_CASE("stack views: the kernel profile of the named stack, everything else shared") {
+  const Hardware h = resolve_hardware("h100");
+  const Hardware py = hardware_for_stack(h, "pytorch"), mg = hardware_for_stack(h, "megatron");
+  CHECK(py.gpu.compute.attn_fwd_efficiency == h.gpu.compute.attn_fwd_efficiency);  // presets load "pytorch"
+  CHECK(mg.gpu.compute.attn_fwd_efficiency == h.gpu.kernels.at("megatron").attn_fwd_efficiency);
+  CHECK(mg.gpu.compute.sustained_efficiency == h.gpu.kernels.at("megatron").sustained_efficiency);
+  CHECK(mg.gpu.compute.fp8_cast_bytes_per_element == h.gpu.kernels.at("megatron").fp8_cast_bytes_per_element);
+  CHECK(mg.gpu.compute.gemm_ceiling == h.gpu.compute.gemm_ceiling);
+  CHECK(megatron_compute(h).gpu.compute.attn_bwd_seq_half == mg.gpu.compute.attn_bwd_seq_half);
+  const std::string e = error_of([&] { (void)hardware_for_stack(h, "jax"); });
+  CHECK(e.find("'jax'") != std::string::npos);
+  CHECK(e.find("megatron") != std::string::npos);
 }
 
 TEST_CASE("JSON: bad input is one InputError naming the key") {
   auto err = [](const std::string& text) { return error_of([&] { (void)parse_hardware_json(text, "f.json"); }); };
   CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflop": 900}})").find("peak_bf16_tflop") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpux": {}})").find("gpux") != std::string::npos);
-  CHECK(err(R"({"base": "h100", "node": {"intra": {"bandwidth": 1}}})").find("bandwidth") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_up", "bandwidth": 1}]}})").find("bandwidth") !=
+        std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_sideways"}]}})").find("scale_up, scale_out") !=
+        std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"name": "x"}]}})").find("kind") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_up"}, {"kind": "scale_up"}]}})").find("twice") !=
+        std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceilling": 0.5}}})").find("gemm_ceilling") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"kernels": {"jax": {}}}})").find("jax") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"kernels": {"pytorch": {"sustained_efficiency": 0}}}})")
+            .find("gpu.kernels.pytorch.sustained_efficiency must be a fraction in (0, 1]") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": 0}})").find("gpu.peak_bf16_tflops must be a number > 0") !=
         std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"peak_fp8_tflops": -1}})").find("peak_fp8_tflops") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1.5}}})").find("(0, 1]") != std::string::npos);
-  CHECK(err(R"({"base": "h100", "node": {"inter": {"efficiency": -0.5}}})").find("node.inter.efficiency") !=
-        std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"arch": "volta"}})").find("ampere, hopper") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_out", "efficiency": -0.5}]}})")
+            .find("node.scale_out.efficiency") != std::string::npos);
   CHECK(err(R"({"base": "h100", "node": {"gpus_per_node": 0}})").find("gpus_per_node") != std::string::npos);
-  CHECK(err(R"({"base": "h100", "node": {"intra": {"topology": "ring"}}})").find("switch or full_mesh") !=
+  CHECK(err(R"({"base": "h100", "node": {"cpu_vendor": "via"}})").find("intel, amd, arm") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_up", "topology": "ring"}]}})")
+            .find("switch, full_mesh") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_up", "topology": "full_mesh"}]}})")
+            .find("full_mesh") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "collectives": {"protocols": ["LL", "turbo"]}})").find("ll, ll128, simple") !=
         std::string::npos);
-  CHECK(err(R"({"base": "h100", "node": {"intra": {"topology": "full_mesh"}}})").find("full_mesh") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "collectives": {"algorithms": []}})").find("non-empty") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "collectives": {"library": "mpi"}})").find("nccl or rccl") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "collectives": {"min_channels": 80}})").find("max_channels") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": "fast"}})").find("must be a number") != std::string::npos);
   CHECK(err(R"({"base": "h100", "sources": {"gpu.hbm_gib": 80}})").find("gpu.hbm_gib") != std::string::npos);
   CHECK(err(R"({"base": "h900"})").find("h900") != std::string::npos);
   CHECK(err(R"({"gpu": {"name": "x"}})").find("missing key") != std::string::npos);  // no base: everything required
   CHECK(err(R"({"base": "h100", )").find("not valid JSON") != std::string::npos);
+  // A tier the base lacks must be given in full.
+  CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_out", "name": "x"}]}})").find("missing key") ==
+        std::string::npos);  // h100 has a scale-out tier: a partial override is fine
 }
 
 TEST_CASE("examples/hardware: every example file loads") {
@@ -229,5 +321,5 @@ TEST_CASE("examples/hardware: every example file loads") {
   }
   CHECK(n >= 4);
   // aws-p5: 32 EFA × 100 Gb/s = 400 GB/s per node = 50 GB/s per GPU.
-  CHECK(resolve_hardware(examples_dir() + "/aws-p5.json").node.inter.bw_Bps_unidir == doctest::Approx(50e9));
+  CHECK(resolve_hardware(examples_dir() + "/aws-p5.json").node.inter().bw_Bps_unidir == doctest::Approx(50e9));
 }

@@ -34,6 +34,26 @@ inline ModelSpec llama3_405b() {
   m.seq_len = 8192, m.head_dim = 128;
   return m;
 }
+// Mixtral 8x7B (Jiang et al. 2024, HF config): 32 layers, h 4096, 32 heads, 8 KV heads, 8 experts, top-2,
+// expert FFN 14336, V 32000, s 32768 (trained at 4096 here).
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m;
+  m.name = "mixtral-8x7b";
+  m.layers = 32, m.hidden = 4096, m.heads = 32, m.kv_heads = 8, m.ffn_hidden = 14336, m.vocab = 32000;
+  m.seq_len = 4096, m.head_dim = 128;
+  m.experts = 8, m.experts_per_token = 2, m.expert_ffn_hidden = 14336;
+  return m;
+}
+// A DeepSeek-V3-sized MoE (DeepSeek-AI 2024, arXiv 2412.19437 §4.2): 61 layers, h 7168, 128 heads, 256 routed experts
+// (top-8) of FFN 2048 plus 1 shared expert, V 129280. Attention is MLA there; here plain MHA shapes are enough for plans/.
+inline ModelSpec deepseek_v3_like() {
+  ModelSpec m;
+  m.name = "deepseek-v3-like";
+  m.layers = 61, m.hidden = 7168, m.heads = 128, m.kv_heads = 128, m.ffn_hidden = 18432, m.vocab = 129280;
+  m.seq_len = 4096, m.head_dim = 128;
+  m.experts = 256, m.experts_per_token = 8, m.expert_ffn_hidden = 2048, m.shared_experts = 1;
+  return m;
+}
 // A made-up small model for hand-countable spaces.
 inline ModelSpec tiny(int layers, int heads, int kv_heads) {
   ModelSpec m;

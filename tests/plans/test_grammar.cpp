@@ -69,7 +69,8 @@ TEST_CASE("parse_plan errors name the offending term") {
   using doctest::Contains;
   CHECK(error_of([] { parse_plan("tp8xx2"); }) == Contains("unknown plan term 'xx2'"));
   CHECK(error_of([] { parse_plan("tp8-pp2"); }) == Contains("unknown plan term '-'"));
-  CHECK(error_of([] { parse_plan("tp8ep2"); }) == Contains("'ep2'"));
+  CHECK(error_of([] { parse_plan("tp8ep2ep4"); }) == Contains("repeated plan term 'ep4'"));
+  CHECK(error_of([] { parse_plan("tp8etp"); }) == Contains("'etp' in 'tp8etp' is missing its number"));
   CHECK(error_of([] { parse_plan("tp2tp4"); }) == Contains("repeated plan term 'tp4'"));
   CHECK(error_of([] { parse_plan("zero1zero1dp2"); }) == Contains("repeated plan term 'zero1'"));
   CHECK(error_of([] { parse_plan("tp0pp2"); }) == Contains("'tp0'"));

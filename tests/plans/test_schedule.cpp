@@ -11,26 +11,37 @@ using namespace parsim;
 
 namespace {
 
-// Contract: on every stage each (micro-batch, chunk) runs exactly once forward and once backward, forward first.
-void check_contract(const std::vector<std::vector<PipeOp>>& ops, int p, int v, int m) {
+// Contract: on every stage each (micro-batch, chunk) runs exactly once forward and once backward — one combined
+// Backward, or one B (input gradient) and one W (weight gradient) for a split backward — forward before B before W.
+void check_contract(const std::vector<std::vector<PipeOp>>& ops, int p, int v, int m, bool split = false) {
   REQUIRE(ops.size() == static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s) {
     const auto& o = ops[static_cast<std::size_t>(s)];
-    CHECK(o.size() == 2u * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
-    std::map<std::pair<int, int>, int> fwd_at, bwd_at;
+    CHECK(o.size() == (split ? 3u : 2u) * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+    std::map<std::pair<int, int>, int> at[4];  // by PipeOp::Kind
     for (int i = 0; i < static_cast<int>(o.size()); ++i) {
       const auto& op = o[static_cast<std::size_t>(i)];
       REQUIRE(op.microbatch >= 0);
       REQUIRE(op.microbatch < m);
       REQUIRE(op.chunk >= 0);
       REQUIRE(op.chunk < v);
-      auto& slot = op.kind == PipeOp::Forward ? fwd_at : bwd_at;
+      auto& slot = at[op.kind];
       CHECK(slot.count({op.microbatch, op.chunk}) == 0);  // once
       slot[{op.microbatch, op.chunk}] = i;
     }
-    CHECK(fwd_at.size() == static_cast<std::size_t>(m * v));
-    CHECK(bwd_at.size() == static_cast<std::size_t>(m * v));
-    for (const auto& [key, at] : fwd_at) CHECK(at < bwd_at[key]);  // forward before backward
+    const auto n = static_cast<std::size_t>(m * v);
+    CHECK(at[PipeOp::Forward].size() == n);
+    CHECK(at[PipeOp::Backward].size() == (split ? 0 : n));
+    CHECK(at[PipeOp::BackwardInput].size() == (split ? n : 0));
+    CHECK(at[PipeOp::BackwardWeight].size() == (split ? n : 0));
+    for (const auto& [key, f] : at[PipeOp::Forward]) {
+      if (!split) {
+        CHECK(f < at[PipeOp::Backward][key]);  // forward before backward
+      } else {
+        CHECK(f < at[PipeOp::BackwardInput][key]);                                  // F before B
+        CHECK(at[PipeOp::BackwardInput][key] < at[PipeOp::BackwardWeight][key]);  // B before W
+      }
+    }
   }
 }
 
@@ -63,18 +74,22 @@ SimResult simulate(const std::vector<std::vector<PipeOp>>& ops, int p, int v, in
         const PipeOp& op = ops[static_cast<std::size_t>(s)][k];
         const int vs = op.chunk * p + s;
         const auto mb = static_cast<std::size_t>(op.microbatch);
+        // F needs the previous virtual stage's F; a backward (combined, or its B half) needs the next virtual stage's
+        // input gradient (the last one: its own F); W needs its own B. A split backward takes tb/2 per half.
         double ready;
         if (op.kind == PipeOp::Forward) ready = vs == 0 ? 0 : fend[static_cast<std::size_t>(vs - 1)][mb];
+        else if (op.kind == PipeOp::BackwardWeight) ready = bend[static_cast<std::size_t>(vs)][mb];
         else ready = vs == V - 1 ? fend[static_cast<std::size_t>(vs)][mb] : bend[static_cast<std::size_t>(vs + 1)][mb];
         if (ready < 0) break;  // dependency not run yet
-        const double dur = op.kind == PipeOp::Forward ? tf : tb;
+        const double dur = op.kind == PipeOp::Forward ? tf : op.kind == PipeOp::Backward ? tb : tb / 2;
         const double start = std::max(free_at[static_cast<std::size_t>(s)], ready);
         const double end = start + dur;
-        (op.kind == PipeOp::Forward ? fend : bend)[static_cast<std::size_t>(vs)][mb] = end;
+        if (op.kind == PipeOp::Forward) fend[static_cast<std::size_t>(vs)][mb] = end;
+        else if (op.kind != PipeOp::BackwardWeight) bend[static_cast<std::size_t>(vs)][mb] = end;
         free_at[static_cast<std::size_t>(s)] = end;
         busy[static_cast<std::size_t>(s)] += dur;
         auto& f = in_flight[static_cast<std::size_t>(s)];
-        f += op.kind == PipeOp::Forward ? 1 : -1;
+        f += op.kind == PipeOp::Forward ? 1 : op.kind == PipeOp::BackwardInput ? 0 : -1;
         r.peak_in_flight[static_cast<std::size_t>(s)] = std::max(r.peak_in_flight[static_cast<std::size_t>(s)], f);
         ++k, ++done, progress = true;
       }
@@ -202,4 +217,69 @@ TEST_CASE("pipeline_schedule rejects inconsistent arguments") {
   CHECK(test::error_of([] { pipeline_schedule(Schedule::Interleaved, 4, 1, 8); }) == Contains("vpp > 1"));
   CHECK(test::error_of([] { pipeline_schedule(Schedule::Interleaved, 4, 2, 6); }) == Contains("multiple of pp4"));
   CHECK(test::error_of([] { pipeline_schedule(Schedule::GPipe, 4, 1, 0); }) == Contains("positive"));
+}
+
+TEST_CASE("every schedule in the traits table keeps the contract and replays without deadlock") {
+  // The table is the single list of schedules (plans/schedule.cpp): a new one is checked here without editing this
+  // test. Grid: p ∈ {1..4, 8}, v ∈ {2, 3} where the schedule uses virtual stages (else 1), m from 1 to 3p (a multiple
+  // of p where the schedule needs it).
+  for (const ScheduleTraits& t : all_schedule_traits()) {
+    CAPTURE(t.name);
+    CHECK(parse_schedule(t.name) == t.schedule);
+    for (const std::string& alias : t.aliases) CHECK(parse_schedule(alias) == t.schedule);
+    for (int p : {1, 2, 3, 4, 8}) {
+      if (t.uses_vpp && p == 1) continue;
+      for (int v : t.uses_vpp ? std::vector<int>{2, 3} : std::vector<int>{1})
+        for (int m = 1; m <= 3 * p; ++m) {
+          if (t.microbatches_multiple_of_pp && m % p != 0) continue;
+          CAPTURE(p);
+          CAPTURE(v);
+          CAPTURE(m);
+          const auto ops = pipeline_schedule(t.schedule, p, v, m);
+          check_contract(ops, p, v, m, t.splits_backward);
+          const auto r = simulate(ops, p, v, m, 1.0, 2.0);
+          REQUIRE_FALSE(r.deadlock);
+          // Nothing beats the busy time of one stage: window ≥ v·m·(tf + tb).
+          CHECK(r.window >= v * m * 3.0 - 1e-9);
+        }
+    }
+  }
+  CHECK(test::error_of([] { schedule_traits(Schedule::Auto); }) == doctest::Contains("resolve"));
+}
+
+TEST_CASE("a split backward: B before W, only B on the pipeline's critical path") {
+  // p = 4, m = 8, tf = 1, tb = 2. Combined 1F1B: window (m + p − 1)(tf + tb) = 11·3 = 33. Split in place (B then W
+  // right after, B = W = tb/2 = 1): a stage's B waits only for the next stage's B, so the gradient crosses the
+  // pipeline at tb/2 per stage: window = m(tf + tb) + (p − 1)(tf + tb/2) = 24 + 3·2 = 30 (Qi et al. 2024 §2: W is
+  // off the critical path). Deferring every W to the end of its stage keeps 30: the W's fill the cool-down.
+  const int p = 4, m = 8;
+  const auto base = pipeline_schedule(Schedule::OneFOneB, p, 1, m);
+  std::vector<std::vector<PipeOp>> split(p), deferred(p);
+  for (int s = 0; s < p; ++s) {
+    std::vector<PipeOp> ws;
+    for (const PipeOp& op : base[static_cast<std::size_t>(s)]) {
+      if (op.kind != PipeOp::Backward) {
+        split[static_cast<std::size_t>(s)].push_back(op);
+        deferred[static_cast<std::size_t>(s)].push_back(op);
+        continue;
+      }
+      split[static_cast<std::size_t>(s)].push_back({PipeOp::BackwardInput, op.microbatch, 0});
+      split[static_cast<std::size_t>(s)].push_back({PipeOp::BackwardWeight, op.microbatch, 0});
+      deferred[static_cast<std::size_t>(s)].push_back({PipeOp::BackwardInput, op.microbatch, 0});
+      ws.push_back({PipeOp::BackwardWeight, op.microbatch, 0});
+    }
+    for (const PipeOp& w : ws) deferred[static_cast<std::size_t>(s)].push_back(w);
+  }
+  check_contract(split, p, 1, m, true);
+  check_contract(deferred, p, 1, m, true);
+  const auto a = simulate(split, p, 1, m, 1, 2), b = simulate(deferred, p, 1, m, 1, 2);
+  REQUIRE_FALSE(a.deadlock);
+  REQUIRE_FALSE(b.deadlock);
+  CHECK(simulate(base, p, 1, m, 1, 2).window == doctest::Approx(33.0));
+  CHECK(a.window == doctest::Approx(30.0));
+  CHECK(b.window == doctest::Approx(30.0));
+  // W before its B is a broken order: the contract check would fail; the replay cannot run it.
+  std::vector<std::vector<PipeOp>> broken{{{PipeOp::Forward, 0, 0}, {PipeOp::BackwardWeight, 0, 0},
+                                           {PipeOp::BackwardInput, 0, 0}}};
+  CHECK(simulate(broken, 1, 1, 1, 1, 2).deadlock);
 }

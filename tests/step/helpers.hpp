@@ -21,28 +21,18 @@ inline ModelSpec uniform_model(int layers = 32) {
 }
 
 // H100 whose network is free: no latency, practically infinite bandwidth (communication takes ~0 time).
-inline Hardware free_network(Hardware hw) {
-  for (LinkTier* t : {&hw.node.intra, &hw.node.inter}) {
-    t->latency_s = 0;
-    t->bw_Bps_unidir = 1e30;
-    t->efficiency = 1;
-  }
-  hw.node.nic_bits_per_s = 1e31;
-  hw.node.nvls = false;
-  hw.gpu.compute.comm_compute_slowdown = 0;
-  return hw;
-}
+inline Hardware free_network(Hardware hw) { return with_free_network(hw); }
 
 inline Scenario scenario(const std::string& model, const std::string& plan, const std::string& gpu = "h100",
                          std::int64_t gbs = 0, std::int64_t mbs = 1, std::int64_t seq = 0) {
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = model;
   a.plan = plan;
   a.gpu = gpu;
-  a.gbs = gbs;
-  a.mbs = mbs;
-  a.seq = seq;
-  return make_scenario(a);
+  a.train.gbs = gbs;
+  a.train.mbs = mbs;
+  a.train.seq = seq;
+  return resolve_scenario(a);
 }
 
 }  // namespace parsim::testing

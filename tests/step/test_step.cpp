@@ -1,7 +1,7 @@
 // Contract tests of the step simulator (the simulator issue's "Done means" list). Each expected value is derived in a
 // comment before its assertion.
 #include "helpers.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
 
 #include <doctest/doctest.h>
 
@@ -61,11 +61,11 @@ TEST_CASE("full recompute costs 1.12-1.45x and lifts HFU above MFU; selective si
   // Full recompute adds one forward (≈ 1/3 of fwd+bwd FLOPs) to the backward: ≤ 4/3 of the compute, less where
   // communication and the optimizer do not grow. Selective adds only the attention core's forward.
   auto run = [](const char* rc) {
-    ScenarioArgs a;
+    ScenarioInput a;
     a.model = "llama2-7b";
     a.plan = "tp8pp2dp4";
-    a.recompute = rc;
-    return evaluate(make_scenario(a));
+    a.train.recompute = parse_recompute(rc);
+    return evaluate(resolve_scenario(a));
   };
   const StepReport none = run("none"), sel = run("selective"), full = run("full");
   const double ratio = full.step_time_s / none.step_time_s;
@@ -87,15 +87,15 @@ TEST_CASE("FSDP is never faster than DDP and always leaner") {
         // Both with each stack's defaults (DDP → Megatron, FSDP → PyTorch) and both on the PyTorch stack, where the
         // only difference is the sharding: FSDP adds per-layer gathers to the same compute.
         for (const char* stack : {"auto", "pytorch"}) {
-          ScenarioArgs a;
+          ScenarioInput a;
           a.model = model;
           a.plan = d;
-          a.mbs = mbs;
-          a.seq = 4096;
-          a.stack = stack;
-          const StepReport ddp = evaluate(make_scenario(a));
+          a.train.mbs = mbs;
+          a.train.seq = 4096;
+          a.train.stack = parse_stack(stack);
+          const StepReport ddp = evaluate(resolve_scenario(a));
           a.plan = d + "fsdp";
-          const StepReport fsdp = evaluate(make_scenario(a));
+          const StepReport fsdp = evaluate(resolve_scenario(a));
           CAPTURE(model);
           CAPTURE(dp);
           CAPTURE(mbs);
@@ -113,7 +113,7 @@ TEST_CASE("multi-node data parallelism always exposes some communication (the la
   for (const char* plan : {"dp16", "tp8dp4", "tp4pp2dp8", "dp16zero1", "dp32fsdp"}) {
     const StepReport r = evaluate(scenario("llama2-7b", plan, "h100", 0, 1, 4096));
     CAPTURE(plan);
-    CHECK(r.exposed_by_kind_s[static_cast<int>(CommKind::DP)] > 0);
+    CHECK(r.exposed_by_kind_s[Axis::dp] > 0);
   }
 }
 
@@ -122,21 +122,21 @@ TEST_CASE("TP spanning two 4-GPU nodes is much slower than TP inside one 8-GPU n
   // node its bus bandwidth is ≈ 368 GB/s; split over two 4-GPU nodes the ring crosses the network and is bound by the
   // node's 4 NICs: 4 × 50 GB/s × 0.94 ≈ 188 GB/s — about half. All-reduces (no SP) suffer less: NCCL's 2-node tree
   // moves only S per node across the network (domain-notes §7), ≈ 1.4× slower than NVLS in one node.
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = "llama2-7b";
   a.plan = "tp8dp2";
-  a.sp = true;
-  const StepReport inside = evaluate(make_scenario(a));
+  a.train.sp = true;
+  const StepReport inside = evaluate(resolve_scenario(a));
   a.gpus_per_node = 4;
-  const StepReport spanning = evaluate(make_scenario(a));
-  const double tp_in = inside.stages[0].comm_by_kind_s[0], tp_span = spanning.stages[0].comm_by_kind_s[0];
+  const StepReport spanning = evaluate(resolve_scenario(a));
+  const double tp_in = inside.stages[0].comm_by_kind_s[Axis::tp], tp_span = spanning.stages[0].comm_by_kind_s[Axis::tp];
   CHECK(tp_span > 1.7 * tp_in);
   CHECK(spanning.step_time_s > 1.2 * inside.step_time_s);
-  a.sp = false;
-  const StepReport ar_span = evaluate(make_scenario(a));
+  a.train.sp = false;
+  const StepReport ar_span = evaluate(resolve_scenario(a));
   a.gpus_per_node = 0;
-  const StepReport ar_in = evaluate(make_scenario(a));
-  CHECK(ar_span.stages[0].comm_by_kind_s[0] > 1.25 * ar_in.stages[0].comm_by_kind_s[0]);
+  const StepReport ar_in = evaluate(resolve_scenario(a));
+  CHECK(ar_span.stages[0].comm_by_kind_s[Axis::tp] > 1.25 * ar_in.stages[0].comm_by_kind_s[Axis::tp]);
   CHECK(ar_span.step_time_s > ar_in.step_time_s);
 }
 
@@ -149,12 +149,12 @@ TEST_CASE("a heavy LM head on the last stage widens the bubble") {
 }
 
 TEST_CASE("fp8 is faster than bf16 but by less than 2x") {
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = "llama3-8b";
   a.plan = "tp2dp4";
-  const double bf16 = evaluate(make_scenario(a)).step_time_s;
-  a.precision = "fp8";
-  const double fp8 = evaluate(make_scenario(a)).step_time_s;
+  const double bf16 = evaluate(resolve_scenario(a)).step_time_s;
+  a.train.precision = Precision::FP8;
+  const double fp8 = evaluate(resolve_scenario(a)).step_time_s;
   CHECK(fp8 < bf16);
   CHECK(bf16 / fp8 < 2.0);
 }
@@ -163,12 +163,12 @@ TEST_CASE("sequence parallelism cuts activations by about tp; cp2 halves them") 
   // Korthikanti 2022 Table 2: TP+SP stores sbh/t·(34 + …) — 1/t of the unparallelised layer (flash attention:
   // the selective row 34·sbh/t). Compare per-layer activation bytes through the memory report's activations.
   auto act = [](const std::string& plan, bool sp) {
-    ScenarioArgs a;
+    ScenarioInput a;
     a.model = "llama2-7b";
     a.plan = plan;
-    a.sp = sp;
-    a.gbs = 64;
-    return evaluate(make_scenario(a)).memory.activations_gib;
+    a.train.sp = sp;
+    a.train.gbs = 64;
+    return evaluate(resolve_scenario(a)).memory.activations_gib;
   };
   const double tp1 = act("tp1dp8", false), tp8sp = act("tp8dp1", true), tp8 = act("tp8dp1", false);
   CHECK(tp1 / tp8sp == doctest::Approx(8.0).epsilon(0.2));
@@ -255,14 +255,14 @@ TEST_CASE("long pipelines: extending the periodic steady state equals simulating
 TEST_CASE("overlapping the gradient reduction with the last backward hides most of it") {
   // --no-overlap-grad-reduce: every bucket waits for the whole backward, so the all-reduce of all 4Ψ bytes of fp32
   // gradients is exposed; with overlap (default) only the buckets produced last remain exposed.
-  ScenarioArgs a;
+  ScenarioInput a;
   a.model = "llama2-7b";
   a.plan = "tp2pp2dp8";
-  a.gbs = 64;
-  const StepReport overlap = evaluate(make_scenario(a));
-  a.overlap_grad_reduce = false;
-  const StepReport serial = evaluate(make_scenario(a));
-  const auto dp = static_cast<int>(CommKind::DP);
+  a.train.gbs = 64;
+  const StepReport overlap = evaluate(resolve_scenario(a));
+  a.train.overlap_grad_reduce = false;
+  const StepReport serial = evaluate(resolve_scenario(a));
+  const Axis dp = Axis::dp;
   CHECK(serial.exposed_by_kind_s[dp] > 2 * overlap.exposed_by_kind_s[dp]);
   CHECK(serial.step_time_s > overlap.step_time_s);
   // The communication itself is the same work either way, up to bucket rounding: overlapped, each layer group's

@@ -1,6 +1,6 @@
 // The trace is the simulation's own timeline: it ends at the step time and its compute tracks show the bubble.
 #include "helpers.hpp"
-#include "sim/step/render.hpp"
+#include "sim/present/render.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -94,4 +94,45 @@ TEST_CASE("trace: per-layer detail nests exactly inside each pass and sums to it
     }
   }
   CHECK(improper == 0);
+}
+
+TEST_CASE("trace: the embedding and the LM head are drawn where the lowering put them, also with pp = 1") {
+  // With one stage the only virtual stage holds both ends: forward = embedding, layers, lm head + loss; backward =
+  // lm head + loss, layers in reverse, embedding (costs/edges.cpp edge_work). The trace used to draw the embedding
+  // after the layers there, labelled "lm head + loss".
+  for (const char* plan : {"tp8pp1dp1", "tp2pp4dp1"}) {
+    CAPTURE(plan);
+    StepReport r;
+    const auto j = simulated_trace(scenario("llama2-7b", plan, "h100", 2, 1, 4096), true, r);
+    struct Slice {
+      double ts, end;
+      std::string name;
+      int pid;
+    };
+    std::vector<Slice> compute;
+    for (const auto& e : j["traceEvents"])
+      if (e["ph"] == "X" && e["tid"] == 0)
+        compute.push_back({e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>(), e["name"], e["pid"]});
+    auto children_of = [&](const std::string& prefix, int pid) {
+      const auto pass = std::find_if(compute.begin(), compute.end(), [&](const Slice& s) {
+        return s.pid == pid && s.name.rfind(prefix, 0) == 0;
+      });
+      REQUIRE(pass != compute.end());
+      std::vector<Slice> kids;
+      for (const Slice& s : compute)
+        if (s.pid == pid && &s != &*pass && s.ts >= pass->ts - 1e-9 && s.end <= pass->end + 1e-9) kids.push_back(s);
+      std::sort(kids.begin(), kids.end(), [](const Slice& a, const Slice& b) { return a.ts < b.ts; });
+      REQUIRE(kids.size() >= 2);
+      return kids;
+    };
+    const int last = parse_plan(plan).pp - 1;
+    const auto f_first = children_of("F mb0", 0), f_last = children_of("F mb0", last);
+    const auto b_first = children_of("B mb0", 0), b_last = children_of("B mb0", last);
+    CHECK(f_first.front().name == "embedding");
+    CHECK(f_first.front().name != f_last.back().name);
+    CHECK(f_last.back().name == "lm head + loss");
+    CHECK(b_last.front().name == "lm head + loss bwd");
+    CHECK(b_first.back().name == "embedding bwd");
+    CHECK(f_first[1].name.rfind("layer 0 fwd", 0) == 0);
+  }
 }

@@ -1,7 +1,7 @@
 // The sweep: determinism across thread counts, every result reproduced by predict's path, a sound pre-check,
 // shards that merge back into the whole, output that reads back exactly, and the ranking's total order.
 #include "sim/core/error.hpp"
-#include "sim/sweep/sweep.hpp"
+#include "sim/present/sweep_io.hpp"
 
 #include <doctest/doctest.h>
 
@@ -17,9 +17,9 @@ namespace {
 // recompute, mbs 1/2; small enough to simulate in a unit test, varied enough to rank.
 SweepSetup small_setup() {
   SweepSetup s;
-  s.args.model = "llama2-7b";
-  s.args.gpu = "h100";
-  s.args.gbs = 64;
+  s.base.model = "llama2-7b";
+  s.base.gpu = "h100";
+  s.base.train.gbs = 64;
   s.gpus = 16;
   s.filter.tp = {2, 8};
   s.filter.pp = {1, 2, 4};
@@ -114,24 +114,20 @@ TEST_CASE("results are identical for any thread count") {
 }
 
 TEST_CASE("each result is what predict computes for the same flags") {
-  // predict builds its Scenario with make_scenario(); rebuild every listed result that way and evaluate it.
+  // predict builds its Scenario with resolve_scenario() from its flags; rebuild every listed result from the very
+  // flags the sweep prints (base flags + result flags, read back through the scenario option table) and evaluate it.
   const SweepSetup setup = small_setup();
   const SweepReport& r = base_report();
   const std::size_t n = std::min<std::size_t>(r.ranked.size(), 8);
   for (std::size_t i = 0; i < n; ++i) {
     const PlanResult& x = r.ranked[i];
-    CAPTURE(x.plan);
-    ScenarioArgs a = setup.args;
-    a.plan = x.plan;
-    a.seq = x.seq;
-    a.gbs = x.gbs;
-    a.mbs = x.mbs;
-    a.recompute = x.recompute;
-    a.precision = x.precision;
-    a.schedule = x.schedule;
-    a.schedule_given = true;
-    a.sp = x.sp;
-    const Scenario sc = make_scenario(a);
+    CAPTURE(x.plan.to_string());
+    std::vector<std::string> flags = sweep_base_flags(setup.base);
+    const auto own = result_flags(x);
+    flags.insert(flags.end(), own.begin(), own.end());
+    ScenarioInput a;
+    apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "reproduction"), a);
+    const Scenario sc = resolve_scenario(a);
     const StepReport rep = evaluate(sc);
     CHECK(rep.step_time_s == x.step_time_s);
     CHECK(rep.mfu == x.mfu);
@@ -144,7 +140,7 @@ TEST_CASE("each result is what predict computes for the same flags") {
   // The predict flags name the same settings.
   const auto flags = result_flags(r.ranked.front());
   CHECK(flags[0] == "--plan");
-  CHECK(flags[1] == r.ranked.front().plan);
+  CHECK(flags[1] == r.ranked.front().plan.to_string());
 }
 
 TEST_CASE("the memory pre-check never rejects a plan that fits") {
@@ -152,8 +148,8 @@ TEST_CASE("the memory pre-check never rejects a plan that fits") {
   Scenario base;
   base.model = resolve_model("llama2-7b");
   base.hw = resolve_hardware("h100");
-  ScenarioArgs a;
-  a.gbs = 64;
+  ScenarioInput a;
+  a.train.gbs = 64;
   base.train = sweep_base_training(a, base.model);
   SpaceFilter f;
   f.tp = {1, 2};
@@ -198,7 +194,7 @@ TEST_CASE("shards partition the candidates and merge back into the whole sweep")
   // A shard given twice, or a shard of another sweep, is refused.
   CHECK_THROWS_AS(merge_sweeps({parts[0], parts[0]}, {"a", "a"}), InputError);
   SweepSetup other = setup;
-  other.args.gbs = 128;
+  other.base.train.gbs = 128;
   SweepOptions o = threads(1);
   o.shard_index = 1;
   o.shard_count = 3;
@@ -246,12 +242,10 @@ TEST_CASE("JSON and CSV read back exactly, and merge combines files") {
 TEST_CASE("ranking order and Pareto front on hand-made results") {
   auto mk = [](const char* plan, double t, double mem, std::int64_t mbs = 1) {
     PlanResult r;
-    r.plan = plan;
+    r.plan = parse_plan(plan);
     r.step_time_s = t;
     r.peak_gib = mem;
     r.mbs = mbs;
-    r.recompute = "none";
-    r.schedule = "1f1b";
     return r;
   };
   // Equal time: the leaner plan first; equal time and memory: the plan string decides, then mbs.
@@ -261,12 +255,13 @@ TEST_CASE("ranking order and Pareto front on hand-made results") {
   CHECK_FALSE(ranks_before(mk("tp8pp1dp1", 1.0, 10), mk("tp8pp1dp1", 1.0, 10)));  // irreflexive
   // Times 1, 2, 3, 4, 5 with memory 50, 60, 40, 40, 10: plan 2 (60 GiB) is beaten by plan 1 on both, plan 4 ties
   // plan 3's memory but is slower → front = plans 1 (1 s, 50), 3 (3 s, 40), 5 (5 s, 10).
-  const std::vector<PlanResult> ranked{mk("a", 1, 50), mk("b", 2, 60), mk("c", 3, 40), mk("d", 4, 40), mk("e", 5, 10)};
+  const std::vector<PlanResult> ranked{mk("dp1", 1, 50), mk("dp2", 2, 60), mk("dp3", 3, 40), mk("dp4", 4, 40),
+                                       mk("dp5", 5, 10)};
   const auto front = pareto_front(ranked);
   REQUIRE(front.size() == 3);
-  CHECK(front[0].plan == "a");
-  CHECK(front[1].plan == "c");
-  CHECK(front[2].plan == "e");
+  CHECK(front[0].plan.dp == 1);
+  CHECK(front[1].plan.dp == 3);
+  CHECK(front[2].plan.dp == 5);
 }
 
 TEST_CASE("time-to-train and cost per result") {
@@ -308,6 +303,6 @@ TEST_CASE("bad sweep inputs") {
     CHECK(std::string(e.what()).find("no valid plan for 12 GPUs") != std::string::npos);
   }
   s = small_setup();
-  s.args.model = "no-such-model";
+  s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
 }

@@ -82,7 +82,10 @@ TEST_CASE("table and CSV output") {
   CHECK(t.err.empty());  // no progress bar when stderr is not a terminal
   Run c = run_parsim(kSmall + " --format csv --all");
   REQUIRE(c.status == 0);
-  CHECK(c.out.rfind("rank,plan,tp,pp,dp,cp,vpp,sharding,mbs,", 0) == 0);
+  // The plan's degrees in axis order (sim/core/axis.hpp), then etp, vpp and the sharding term.
+  CHECK(c.out.rfind("rank,plan,tp,cp,ep,dp,pp,etp,vpp,sharding,mbs,", 0) == 0);
+  // Exposed communication per axis, also in axis order.
+  CHECK(c.out.find("exposed_tp_s,exposed_cp_s,exposed_ep_s,exposed_dp_s,exposed_pp_s") != std::string::npos);
   Run j = run_parsim(kSmall + " --format json --all");
   // One CSV line per feasible plan plus the header.
   const auto feasible = json::parse(j.out)["feasible"].get<long long>();

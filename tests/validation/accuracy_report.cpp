@@ -86,11 +86,12 @@ int main(int argc, char** argv) {
                 "error\tmfu\tcompute0_s\texposed0_s\tidle0_s\tfailure\n");
     for (const RowResult* r : order) {
       const StageMetrics s0 = r->report.stages.empty() ? StageMetrics{} : r->report.stages.front();
-      const ScenarioArgs& a = r->args;
+      const ScenarioInput& a = r->args;
       std::printf("%s\t%s\t%s\t%s\t%s\t%lld\t%lld\t%lld\t%s\t%s\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%s\n",
                   r->run->row_id().c_str(), r->run->source_id().c_str(), r->run->at("model").c_str(), a.gpu.c_str(),
-                  a.plan.c_str(), static_cast<long long>(a.seq), static_cast<long long>(a.gbs),
-                  static_cast<long long>(a.mbs), a.recompute.c_str(), a.precision.c_str(), a.sp ? 1 : 0, r->measured_s,
+                  a.plan.c_str(), static_cast<long long>(a.train.seq), static_cast<long long>(a.train.gbs),
+                  static_cast<long long>(a.train.mbs), to_string(a.train.recompute).c_str(),
+                  to_string(a.train.precision).c_str(), a.train.sp ? 1 : 0, r->measured_s,
                   r->predicted_s, r->error, r->report.mfu, s0.compute_s, s0.exposed_comm_s, s0.idle_s,
                   r->ok ? "" : r->failure.c_str());
     }

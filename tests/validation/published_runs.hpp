@@ -1,5 +1,5 @@
 // Reader for tests/data/validation/published_runs_usable.csv (measured training runs from published sources) and
-// the glue that turns one row into a simulated step: CSV parsing, the row's parsim_args flag string → ScenarioArgs,
+// the glue that turns one row into a simulated step: CSV parsing, the row's parsim_args flag string → ScenarioInput,
 // its parsim_model_json → a model file, evaluate(), and the relative error against the measured step time.
 // Shared by the `validation` test (test_validation.cpp) and the calibration tool parsim_accuracy.
 #pragma once
@@ -142,75 +142,12 @@ inline std::vector<PublishedRun> load_published_runs(const std::string& path) {
   return parse_published_runs(read_file_text(path, "validation data"), "validation data '" + path + "'");
 }
 
-// ---- parsim_args: the predict flags of docs/cli.md as one whitespace-separated string. Every scenario
-// flag is accepted (value flags as `--x v` or `--x=v`); anything else — an unknown flag, a repeated one, a value
-// without a flag, `--model` (the model comes from parsim_model_json) — throws InputError naming it.
-inline ScenarioArgs parse_parsim_args(const std::string& flags) {
-  std::vector<std::string> tokens;
-  {
-    std::istringstream in(flags);
-    std::string t;
-    while (in >> t) tokens.push_back(t);
-  }
-  static const std::set<std::string> kValueFlags = {"--plan", "--gpu",       "--gpus-per-node", "--seq",
-                                                    "--gbs",  "--mbs",       "--recompute",     "--precision",
-                                                    "--schedule", "--bucket-mb", "--attention", "--stack"};
-  static const std::set<std::string> kBoolFlags = {"--sp", "--no-overlap-grad-reduce", "--no-overlap-param-gather",
-                                                   "--tp-comm-overlap", "--no-tp-comm-overlap", "--fsdp-no-sync"};
-  ScenarioArgs a;
-  std::set<std::string> seen;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    std::string flag = tokens[i], value;
-    bool has_value = false;
-    if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-      has_value = true;
-    }
-    if (flag == "--model")
-      throw InputError("parsim_args '" + flags + "': --model is not allowed (the model comes from parsim_model_json)");
-    const bool takes_value = kValueFlags.count(flag) > 0;
-    if (!takes_value && !kBoolFlags.count(flag))
-      throw InputError("parsim_args '" + flags + "': unknown flag '" + tokens[i] +
-                       "' (valid: --plan --gpu --gpus-per-node --seq --gbs --mbs --recompute --precision --schedule "
-                       "--bucket-mb --attention --stack --sp --no-overlap-grad-reduce --no-overlap-param-gather --tp-comm-overlap "
-                       "--no-tp-comm-overlap --fsdp-no-sync)");
-    if (!seen.insert(flag).second) throw InputError("parsim_args '" + flags + "': flag " + flag + " given twice");
-    if (!takes_value) {
-      if (has_value) throw InputError("parsim_args '" + flags + "': flag " + flag + " takes no value");
-      if (flag == "--sp") a.sp = true;
-      else if (flag == "--no-overlap-grad-reduce") a.overlap_grad_reduce = false;
-      else if (flag == "--no-overlap-param-gather") a.overlap_param_gather = false;
-      else if (flag == "--tp-comm-overlap") a.tp_comm_overlap = 1;
-      else if (flag == "--no-tp-comm-overlap") a.tp_comm_overlap = 0;
-      else if (flag == "--fsdp-no-sync") a.fsdp_no_sync = true;
-      continue;
-    }
-    if (!has_value) {
-      if (i + 1 >= tokens.size() || tokens[i + 1].rfind("--", 0) == 0)
-        throw InputError("parsim_args '" + flags + "': flag " + flag + " needs a value");
-      value = tokens[++i];
-    }
-    if (flag == "--plan") a.plan = value;
-    else if (flag == "--gpu") a.gpu = value;
-    else if (flag == "--gpus-per-node") {
-      const auto v = parse_positive_int(value, "--gpus-per-node");
-      if (v > 1024) throw InputError("--gpus-per-node " + value + " is too large (at most 1024)");
-      a.gpus_per_node = static_cast<int>(v);
-    } else if (flag == "--seq") a.seq = parse_positive_int(value, "--seq");
-    else if (flag == "--gbs") a.gbs = parse_positive_int(value, "--gbs");
-    else if (flag == "--mbs") a.mbs = parse_positive_int(value, "--mbs");
-    else if (flag == "--recompute") a.recompute = value;
-    else if (flag == "--attention") a.attention = value;
-    else if (flag == "--stack") a.stack = value;
-    else if (flag == "--precision") a.precision = value;
-    else if (flag == "--schedule") {
-      a.schedule = value;
-      a.schedule_given = true;
-    } else if (flag == "--bucket-mb") {
-      a.bucket_mb = parse_positive_number(value, "--bucket-mb (MB)");
-    }
-  }
+// ---- parsim_args: the predict flags of docs/cli.md as one whitespace-separated string, read through the scenario
+// option table (plans/scenario.hpp) like the command line: every scenario flag is accepted (value flags as `--x v` or
+// `--x=v`); anything else — an unknown flag, a repeated one, a value without a flag, `--model` (the model comes from
+// parsim_model_json) — throws InputError naming it.
+inline ScenarioInput parse_parsim_args(const std::string& flags) {
+  ScenarioInput a = scenario_from_flag_string(flags, "parsim_args '" + flags + "'", /*allow_model=*/false);
   if (a.plan.empty()) throw InputError("parsim_args '" + flags + "' has no --plan");
   return a;
 }
@@ -242,7 +179,7 @@ private:
   std::string path_;
 };
 
-inline ScenarioArgs scenario_args(const PublishedRun& run) {
+inline ScenarioInput scenario_args(const PublishedRun& run) {
   try {
     return parse_parsim_args(run.at("parsim_args"));
   } catch (const InputError& e) {
@@ -258,7 +195,7 @@ inline std::string& hardware_override_dir() {
 }
 
 inline Scenario make_run_scenario(const PublishedRun& run) {
-  ScenarioArgs a = scenario_args(run);
+  ScenarioInput a = scenario_args(run);
   if (!hardware_override_dir().empty()) {
     const std::string f = hardware_override_dir() + "/" + a.gpu + ".json";
     if (std::ifstream(f).good()) a.gpu = f;
@@ -267,7 +204,7 @@ inline Scenario make_run_scenario(const PublishedRun& run) {
   TempModelFile model(run.at("parsim_model_json"));
   a.model = model.path();
   try {
-    return make_scenario(a);
+    return resolve_scenario(a);
   } catch (const InputError& e) {
     throw InputError(run.row_id() + ": " + e.what());
   }
@@ -276,7 +213,7 @@ inline Scenario make_run_scenario(const PublishedRun& run) {
 // ---- one row simulated
 struct RowResult {
   const PublishedRun* run = nullptr;
-  ScenarioArgs args;
+  ScenarioInput args;
   bool ok = false;
   std::string failure;    // why the row could not be simulated (ok == false)
   StepReport report;
@@ -385,10 +322,12 @@ inline std::string format_source_table(const std::vector<ErrorStats>& stats) {
 
 // The row's configuration in one short token: plan, seq, global/micro batch, recompute, precision, SP,
 // e.g. "tp8pp2dp32 s2048 g1536 m1 full fp16 sp".
-inline std::string short_args(const ScenarioArgs& a) {
-  std::string s = a.plan + " s" + std::to_string(a.seq) + " g" + std::to_string(a.gbs) + " m" + std::to_string(a.mbs);
-  s += " " + (a.recompute == "selective" ? std::string("sel") : a.recompute) + " " + a.precision;
-  if (a.sp) s += " sp";
+inline std::string short_args(const ScenarioInput& a) {
+  const TrainingConfig& t = a.train;
+  std::string s = a.plan + " s" + std::to_string(t.seq) + " g" + std::to_string(t.gbs) + " m" + std::to_string(t.mbs);
+  s += " " + (t.recompute == Recompute::Selective ? std::string("sel") : to_string(t.recompute)) + " " +
+       to_string(t.precision);
+  if (t.sp) s += " sp";
   return s;
 }
 

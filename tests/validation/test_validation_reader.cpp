@@ -43,26 +43,31 @@ TEST_CASE("published runs: header and row shape are checked") {
   CHECK_THROWS_AS(bad[0].measured_step_s(), InputError);                                    // not positive
 }
 
-TEST_CASE("parsim_args: the flag string becomes ScenarioArgs") {
-  const ScenarioArgs a = parse_parsim_args(
+TEST_CASE("parsim_args: the flag string becomes a ScenarioInput") {
+  const ScenarioInput a = parse_parsim_args(
       "--plan tp1pp1dp32 --gpu a100-80gb --seq 2048 --gbs 512 --mbs 16 --recompute full --precision fp16 --sp "
       "--gpus-per-node 8");
   CHECK(a.plan == "tp1pp1dp32");
   CHECK(a.gpu == "a100-80gb");
-  CHECK(a.seq == 2048);
-  CHECK(a.gbs == 512);
-  CHECK(a.mbs == 16);
-  CHECK(a.recompute == "full");
-  CHECK(a.precision == "fp16");
-  CHECK(a.sp);
+  CHECK(a.train.seq == 2048);
+  CHECK(a.train.gbs == 512);
+  CHECK(a.train.mbs == 16);
+  CHECK(a.train.recompute == Recompute::Full);
+  CHECK(a.train.precision == Precision::FP16);
+  CHECK(a.train.sp);
   CHECK(a.gpus_per_node == 8);
   CHECK(a.model.empty());
-  const ScenarioArgs b = parse_parsim_args("--plan=tp2pp1dp4 --bucket-mb 40 --no-overlap-grad-reduce --schedule gpipe");
+  const ScenarioInput b =
+      parse_parsim_args("--plan=tp2pp1dp4 --bucket-mb 40 --no-overlap-grad-reduce --schedule gpipe --stack pytorch");
   CHECK(b.plan == "tp2pp1dp4");
-  CHECK(b.bucket_mb == 40);
-  CHECK_FALSE(b.overlap_grad_reduce);
-  CHECK(b.schedule == "gpipe");
-  CHECK(b.schedule_given);
+  CHECK(b.train.bucket_bytes == 40e6);  // 40 MB = 40·10⁶ bytes
+  CHECK_FALSE(b.train.overlap_grad_reduce);
+  CHECK(b.train.schedule == Schedule::GPipe);
+  CHECK(b.train.stack == Stack::PyTorch);
+  // Not given: the option table's defaults, "auto" values unresolved.
+  CHECK(a.train.schedule == Schedule::Auto);
+  CHECK(a.train.stack == Stack::Auto);
+  CHECK(a.train.tp_comm_overlap_auto);
 }
 
 TEST_CASE("parsim_args: anything unexpected fails loudly") {

@@ -1,0 +1,226 @@
+// parsim plans/ — the scenario option table, the resolution of "auto" settings and the scenario as a whole.
+#include "plans/scenario.hpp"
+
+#include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace parsim {
+
+TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfig t) {
+  if (t.seq <= 0) t.seq = m.seq_len;
+  if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
+  if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  if (t.stack == Stack::Auto) t.stack = sharding_traits(p.sharding).default_stack;
+  if (t.tp_comm_overlap_auto) {
+    t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
+    t.tp_comm_overlap_auto = false;
+  }
+  if (t.bucket_bytes <= 0) {
+    const ShardingTraits& sh = sharding_traits(p.sharding);
+    if (t.stack == Stack::Megatron)
+      t.bucket_bytes = std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p.sharding, t.precision);
+    else if (sh.bucket_elements > 0)  // DeepSpeed ZeRO-2: 5e8-element reduce/all-gather buckets (domain-notes §4)
+      t.bucket_bytes = sh.bucket_elements * param_wire_bytes(t.precision);
+    else
+      t.bucket_bytes = 25e6;
+  }
+  return t;
+}
+
+bool is_resolved(const TrainingConfig& t) {
+  return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.stack != Stack::Auto && !t.tp_comm_overlap_auto &&
+         t.bucket_bytes > 0;
+}
+
+Scenario resolve_scenario(const ScenarioInput& in) {
+  if (in.model.empty()) throw InputError("--model is required (a built-in name or a model JSON / HF config.json path)");
+  if (in.plan.empty()) throw InputError("--plan is required (e.g. tp8pp2dp4, dp64fsdp, tp4pp8dp16vpp5zero1)");
+  Scenario sc;
+  sc.model = resolve_model(in.model);
+  sc.hw = resolve_hardware(in.gpu, in.gpus_per_node);
+  sc.plan = parse_plan(in.plan);
+  sc.train = resolve_training(sc.plan, sc.model, in.train);
+  validate_plan(sc.plan, sc.model, sc.hw, sc.train);
+  return sc;
+}
+
+namespace {
+
+using In = ScenarioInput;
+using option::choice;
+using option::flag;
+using option::integer;
+using option::number;
+using option::text;
+
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 40;  // sequences/tokens: beyond any real run, inside int64
+
+OptionTable<In> build_table() {
+  const unsigned P = kUsePredict, S = kUseSweep, R = kUsePerRow, A = kUseAlways;
+  OptionTable<In> t;
+  t.push_back(text<In>(
+      "model", "--model", "built-in model name or a model JSON / Hugging Face config.json path", "",
+      [](In& x, const std::string& v) { x.model = v; },
+      [](const In& x) -> std::optional<std::string> {
+        if (x.model.empty()) return std::nullopt;
+        return x.model;
+      },
+      P | S | A, true));
+  t.push_back(text<In>(
+      "plan", "--plan", "plan, e.g. tp8pp2dp4, dp64fsdp, tp4pp8dp16vpp5zero1, tp2pp1dp32ep8", "",
+      [](In& x, const std::string& v) { x.plan = v; },
+      [](const In& x) -> std::optional<std::string> {
+        if (x.plan.empty()) return std::nullopt;
+        return x.plan;
+      },
+      P | R, true));
+  t.push_back(text<In>(
+      "gpu", "--gpu", "GPU/node preset (a100-40gb, a100-80gb, h100, h200, mi300x, b200) or hardware JSON", "h100",
+      [](In& x, const std::string& v) { x.gpu = v; }, [](const In& x) -> std::optional<std::string> { return x.gpu; },
+      P | S | A));
+  t.push_back(integer<In>(
+      "gpus_per_node", "--gpus-per-node", "GPUs per node (NVLink/xGMI domain)", "GPUs", "the preset's", 1024,
+      [](In& x, std::int64_t v) { x.gpus_per_node = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.gpus_per_node <= 0) return std::nullopt;
+        return x.gpus_per_node;
+      },
+      P | S));
+  t.push_back(integer<In>(
+      "seq", "--seq", "sequence length", "tokens", "the model's seq_len", kMaxCount,
+      [](In& x, std::int64_t v) { x.train.seq = v; },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.seq <= 0) return std::nullopt;
+        return x.train.seq;
+      },
+      P | S | R));
+  t.push_back(integer<In>(
+      "gbs", "--gbs", "global batch per optimizer step", "sequences",
+      "≈ 4M tokens: ⌈4,194,304 / seq⌉, for predict rounded up to a multiple of dp × mbs", kMaxCount,
+      [](In& x, std::int64_t v) { x.train.gbs = v; },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.gbs <= 0) return std::nullopt;
+        return x.train.gbs;
+      },
+      P | S | R));
+  t.push_back(integer<In>(
+      "mbs", "--mbs", "micro-batch size", "sequences", "1", kMaxCount, [](In& x, std::int64_t v) { x.train.mbs = v; },
+      [](const In& x) -> std::optional<std::int64_t> { return x.train.mbs; }, P | R));
+  t.push_back(choice<In>(
+      "recompute", "--recompute", "activation recomputation (selective: the attention core only)",
+      {"none", "selective", "full"}, "none", [](In& x, const std::string& v) { x.train.recompute = parse_recompute(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.recompute); }, P | R));
+  t.push_back(choice<In>(
+      "precision", "--precision", "precision of the matrix multiplies (mixed precision, fp32 master weights)",
+      {"bf16", "fp16", "fp8", "fp32"}, "bf16",
+      [](In& x, const std::string& v) { x.train.precision = parse_precision(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.precision); }, P | S | R));
+  {
+    // A choice whose setter also takes the aliases parse_schedule knows ("interleaved-1f1b").
+    auto o = text<In>(
+        "schedule", "--schedule", "pipeline schedule (interleaved needs vpp > 1; auto: interleaved when vpp > 1)",
+        "auto", [](In& x, const std::string& v) { x.train.schedule = parse_schedule(v); },
+        [](const In& x) -> std::optional<std::string> { return to_string(x.train.schedule); }, P | R);
+    o.kind = OptionKind::Choice;
+    o.choices = {"auto", "gpipe", "1f1b", "interleaved"};
+    t.push_back(std::move(o));
+  }
+  t.push_back(flag<In>(
+      "sp", "--sp", "Megatron sequence parallelism on the TP group", [](In& x) { x.train.sp = true; },
+      [](const In& x) { return x.train.sp; }, P | R));
+  t.push_back(choice<In>(
+      "stack", "--stack",
+      "software stack whose kernels and defaults apply (auto: zero0/zero1 → Megatron-Core with Transformer Engine, "
+      "zero2/zero3/fsdp/hsdp → PyTorch-native)",
+      {"auto", "megatron", "pytorch"}, "auto", [](In& x, const std::string& v) { x.train.stack = parse_stack(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.stack); }, P | S));
+  t.push_back(number<In>(
+      "bucket_mb", "--bucket-mb", "gradient bucket size (1 MB = 1e6 bytes)", "MB",
+      "the stack's: Megatron max(40M, 1M·dp·cp) elements, DeepSpeed ZeRO-2 5e8 elements, PyTorch DDP 25 MB",
+      [](In& x, double v) { x.train.bucket_bytes = v * 1e6; },
+      [](const In& x) -> std::optional<double> {
+        if (x.train.bucket_bytes <= 0) return std::nullopt;
+        return x.train.bucket_bytes / 1e6;
+      },
+      P | S));
+  t.push_back(flag<In>(
+      "no_overlap_grad_reduce", "--no-overlap-grad-reduce",
+      "reduce gradients after the backward instead of overlapping it (Megatron --overlap-grad-reduce off)",
+      [](In& x) { x.train.overlap_grad_reduce = false; }, [](const In& x) { return !x.train.overlap_grad_reduce; },
+      P | S));
+  t.push_back(flag<In>(
+      "no_overlap_param_gather", "--no-overlap-param-gather",
+      "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward",
+      [](In& x) { x.train.overlap_param_gather = false; }, [](const In& x) { return !x.train.overlap_param_gather; },
+      P | S));
+  t.push_back(flag<In>(
+      "tp_comm_overlap", "--tp-comm-overlap",
+      "overlap TP communication with GEMMs (TE userbuffers; default on for the Megatron stack with --sp)",
+      [](In& x) { x.train.tp_comm_overlap_auto = false, x.train.tp_comm_overlap = true; },
+      [](const In& x) { return !x.train.tp_comm_overlap_auto && x.train.tp_comm_overlap; }, P | S));
+  t.push_back(flag<In>(
+      "no_tp_comm_overlap", "--no-tp-comm-overlap", "never overlap TP communication with GEMMs",
+      [](In& x) { x.train.tp_comm_overlap_auto = false, x.train.tp_comm_overlap = false; },
+      [](const In& x) { return !x.train.tp_comm_overlap_auto && !x.train.tp_comm_overlap; }, P | S));
+  t.push_back(choice<In>(
+      "attention", "--attention",
+      "fused flash-attention kernel, or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
+      {"flash", "unfused"}, "flash", [](In& x, const std::string& v) { x.train.flash_attention = v == "flash"; },
+      [](const In& x) -> std::optional<std::string> { return x.train.flash_attention ? "flash" : "unfused"; }, P | S));
+  t.push_back(flag<In>(
+      "fsdp_no_sync", "--fsdp-no-sync",
+      "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)",
+      [](In& x) { x.train.fsdp_no_sync = true; }, [](const In& x) { return x.train.fsdp_no_sync; }, P | S));
+  return t;
+}
+
+}  // namespace
+
+const OptionTable<ScenarioInput>& scenario_options() {
+  static const OptionTable<ScenarioInput> table = build_table();
+  return table;
+}
+
+void apply_scenario_options(const std::vector<OptionValue>& values, ScenarioInput& in) {
+  conflicting_options(values, "tp_comm_overlap", "no_tp_comm_overlap",
+                      "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  apply_options(scenario_options(), values, in);
+}
+
+void apply_scenario_json(const nlohmann::json& j, const std::string& where, ScenarioInput& in) {
+  apply_scenario_options(option_values_from_json(scenario_options(), j, where), in);
+}
+
+ScenarioInput scenario_from_flag_string(const std::string& flags, const std::string& where, bool allow_model) {
+  std::vector<std::string> tokens;
+  std::istringstream s(flags);
+  for (std::string w; s >> w;) tokens.push_back(w);
+  OptionTable<ScenarioInput> table;
+  for (const auto& o : scenario_options())
+    if (o.use & kUsePredict) table.push_back(o);
+  std::set<std::string> forbidden;
+  if (!allow_model) forbidden.insert("--model");
+  const auto values = option_values_from_tokens(table, tokens, where, forbidden, " (the model comes from elsewhere)");
+  ScenarioInput in;
+  try {
+    apply_scenario_options(values, in);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  return in;
+}
+
+nlohmann::ordered_json training_to_json(const TrainingConfig& t) {
+  ScenarioInput in;
+  in.train = t;
+  OptionTable<ScenarioInput> table;
+  for (const auto& o : scenario_options())
+    if (o.key != "model" && o.key != "plan" && o.key != "gpu" && o.key != "gpus_per_node") table.push_back(o);
+  return options_to_json(table, in);
+}
+
+}  // namespace parsim

@@ -1,0 +1,204 @@
+#include "sim/present/render.hpp"
+
+#include "sim/present/fields.hpp"
+
+#include "sim/core/text.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace parsim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// The schemas of the prediction's JSON: headline metrics, memory, one stage; per-axis keys from kAxes.
+const FieldTable<StepReport>& headline_fields() {
+  static const FieldTable<StepReport> t = [] {
+    FieldTable<StepReport> f;
+    auto num = [&](const char* key, double StepReport::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const StepReport& r) { return ojson(r.*m); }, nullptr});
+    };
+    num("step_time_s", &StepReport::step_time_s);
+    num("mfu", &StepReport::mfu);
+    num("hfu", &StepReport::hfu);
+    num("tflops_per_gpu", &StepReport::tflops_per_gpu);
+    num("tokens_per_s", &StepReport::tokens_per_s);
+    num("bubble_fraction", &StepReport::bubble_fraction);
+    num("exposed_comm_s", &StepReport::exposed_comm_s);
+    for (Axis a : kAxes)
+      f.push_back({std::string("exposed_comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StepReport& r) { return ojson(r.exposed_by_kind_s[a]); }, nullptr});
+    return f;
+  }();
+  return t;
+}
+
+const FieldTable<MemoryReport>& memory_fields() {
+  static const FieldTable<MemoryReport> t = [] {
+    FieldTable<MemoryReport> f;
+    auto gib = [&](const char* key, double MemoryReport::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const MemoryReport& r) { return ojson(r.*m); }, nullptr});
+    };
+    gib("peak_gib", &MemoryReport::peak_gib);
+    gib("allocated_peak_gib", &MemoryReport::allocated_peak_gib);
+    gib("capacity_gib", &MemoryReport::capacity_gib);
+    f.push_back({"fits", "", FieldType::Bool, false, [](const MemoryReport& r) { return ojson(r.fits); }, nullptr});
+    gib("weights_gib", &MemoryReport::weights_gib);
+    gib("grads_gib", &MemoryReport::grads_gib);
+    gib("optimizer_gib", &MemoryReport::optimizer_gib);
+    gib("activations_gib", &MemoryReport::activations_gib);
+    gib("buffers_gib", &MemoryReport::buffers_gib);
+    gib("overhead_gib", &MemoryReport::overhead_gib);
+    f.push_back({"peak_stage", "", FieldType::Int, false, [](const MemoryReport& r) { return ojson(r.peak_stage); },
+                 nullptr});
+    f.push_back({"per_stage_peak_gib", "", FieldType::Num, false,
+                 [](const MemoryReport& r) { return ojson(r.per_stage_peak_gib); }, nullptr});
+    return f;
+  }();
+  return t;
+}
+
+const FieldTable<StageMetrics>& stage_fields() {
+  static const FieldTable<StageMetrics> t = [] {
+    FieldTable<StageMetrics> f;
+    auto num = [&](const char* key, double StageMetrics::*m) {
+      f.push_back({key, "", FieldType::Num, false, [m](const StageMetrics& r) { return ojson(r.*m); }, nullptr});
+    };
+    num("compute_s", &StageMetrics::compute_s);
+    num("comm_s", &StageMetrics::comm_s);
+    num("exposed_comm_s", &StageMetrics::exposed_comm_s);
+    num("idle_s", &StageMetrics::idle_s);
+    for (Axis a : kAxes) {
+      f.push_back({std::string("comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StageMetrics& r) { return ojson(r.comm_by_kind_s[a]); }, nullptr});
+      f.push_back({std::string("exposed_comm_by_kind_s.") + axis_name(a), "", FieldType::Num, false,
+                   [a](const StageMetrics& r) { return ojson(r.exposed_by_kind_s[a]); }, nullptr});
+    }
+    num("peak_gib", &StageMetrics::peak_gib);
+    num("allocated_peak_gib", &StageMetrics::allocated_peak_gib);
+    return f;
+  }();
+  return t;
+}
+
+template <class T>
+nlohmann::json to_json(const FieldTable<T>& table, const T& row) {
+  ojson j = ojson::object();
+  fields_to_json(table, row, j);
+  return nlohmann::json::parse(j.dump());
+}
+
+}  // namespace
+
+nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train) {
+  using nlohmann::json;
+  const ParamCounts pc = count_params(sc.model);
+  json j = to_json(headline_fields(), r);
+  j["memory"] = to_json(memory_fields(), r.memory);
+  j["model"] = {{"name", sc.model.name},
+                {"params", pc.total},
+                {"layers", sc.model.layers},
+                {"hidden", sc.model.hidden},
+                {"heads", sc.model.heads},
+                {"kv_heads", sc.model.kv_heads},
+                {"ffn_hidden", sc.model.ffn_hidden},
+                {"vocab", sc.model.vocab},
+                {"padded_vocab", padded_vocab(sc.model.vocab, sc.plan.tp)},
+                {"model_flops_per_step", r.model_flops_per_step},
+                {"hardware_flops_per_step", r.hardware_flops_per_step}};
+  const Plan& p = sc.plan;
+  json plan = {{"plan", p.to_string()},
+               {"etp", p.expert_tp()},
+               {"vpp", p.vpp},
+               {"sharding", to_string(p.sharding)},
+               {"world", p.world()},
+               {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp)}};
+  for (Axis a : kAxes) plan[axis_name(a)] = p.degree(a);
+  j["plan"] = plan;
+  const TrainingConfig& t = sc.train;
+  json settings = training_to_json(t);  // the option table's keys, resolved values
+  settings["micro_batches"] = r.microbatches;
+  j["settings"] = settings;
+  j["hardware"] = {{"name", sc.hw.name},
+                   {"gpu", sc.hw.gpu.name},
+                   {"gpus_per_node", sc.hw.node.gpus_per_node},
+                   {"peak_tflops", sc.hw.gpu.peak_flops(t.precision) * 1e-12},
+                   {"nodes", (p.world() + sc.hw.node.gpus_per_node - 1) / sc.hw.node.gpus_per_node}};
+  json stages = json::array();
+  for (std::size_t s = 0; s < r.stages.size(); ++s) {
+    json st = to_json(stage_fields(), r.stages[s]);
+    st["stage"] = s;
+    stages.push_back(st);
+  }
+  j["stages"] = stages;
+  j["critical_stage"] = r.critical_stage;
+  j["events"] = r.events;
+  j["warnings"] = r.warnings;
+  if (train) {
+    json tj = {{"tokens", train->tokens}, {"goodput", train->goodput}, {"days", train->days},
+               {"gpu_hours", train->gpu_hours}};
+    if (train->has_cost) tj["cost_usd"] = train->cost_usd;
+    j["train"] = tj;
+  }
+  return j;
+}
+
+namespace {
+std::string pct(double f) { return fmt_fixed(100.0 * f, 1) + " %"; }
+std::string ms(double s) { return fmt_fixed(s * 1e3, 2) + " ms"; }
+std::string gib(double g) { return fmt_fixed(g, 2) + " GiB"; }
+}  // namespace
+
+std::string report_to_table(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train) {
+  std::ostringstream o;
+  const Plan& p = sc.plan;
+  const TrainingConfig& t = sc.train;
+  const ParamCounts pc = count_params(sc.model);
+  o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4)
+    << " B params) on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node
+    << " GPUs/node)\n";
+  o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
+    << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
+    << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
+  o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
+    << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
+  o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
+  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";
+  o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
+  o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
+    << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";
+  o << "  pipeline bubble    " << pct(r.bubble_fraction) << "\n";
+  o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (";
+  for (Axis a : kAxes) o << (a == kAxes.front() ? "" : ", ") << axis_name(a) << " " << ms(r.exposed_by_kind_s[a]);
+  o << ")  on stage " << r.critical_stage << "\n\n";
+  const MemoryReport& m = r.memory;
+  o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
+  o << "    weights " << gib(m.weights_gib) << "  grads " << gib(m.grads_gib) << "  optimizer "
+    << gib(m.optimizer_gib) << "  activations " << gib(m.activations_gib) << "  buffers " << gib(m.buffers_gib)
+    << "\n";
+  o << "    allocated peak " << gib(m.allocated_peak_gib) << "  + context/NCCL/fragmentation "
+    << gib(m.overhead_gib) << "  = " << gib(m.peak_gib) << " of " << gib(m.capacity_gib) << "  → "
+    << (m.fits ? "fits" : "DOES NOT FIT") << "\n";
+  if (r.stages.size() > 1) {
+    o << "\n  stage   compute      exposed comm  idle         peak\n";
+    for (std::size_t s = 0; s < r.stages.size(); ++s) {
+      const StageMetrics& sm = r.stages[s];
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-6zu  %-11s  %-12s  %-11s  %s\n", s, ms(sm.compute_s).c_str(),
+                    ms(sm.exposed_comm_s).c_str(), ms(sm.idle_s).c_str(), gib(sm.peak_gib).c_str());
+      o << line;
+    }
+  }
+  if (train) {
+    o << "\n  training run       " << fmt_num(train->tokens, 4) << " tokens: " << fmt_fixed(train->days, 2)
+      << " days, " << fmt_fixed(train->gpu_hours, 0) << " GPU-hours";
+    if (train->has_cost) o << ", $" << fmt_fixed(train->cost_usd, 0);
+    o << " (goodput " << fmt_fixed(train->goodput, 2) << ")\n";
+  }
+  for (const auto& w : r.warnings) o << "  note: " << w << "\n";
+  return o.str();
+}
+
+}  // namespace parsim

@@ -1,0 +1,59 @@
+// The embedding (first virtual stage) and the LM head + loss (last virtual stage): their costs and where they sit.
+// Sources: Megatron-Core VocabParallelEmbedding and the vocab-parallel cross-entropy (tensor_parallel/), Korthikanti
+// et al. 2022 §4.3 (fp32 logits), TE/Megatron fp8 recipes (first and last layers kept in 16 bit).
+#include "sim/step/costs.hpp"
+
+namespace parsim {
+
+void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
+  const Scenario& sc = c.sc;
+  const TrainingConfig& tr = sc.train;
+  const Hardware& hw = c.hw;
+  const int t = sc.plan.tp;
+  const double A = activation_bytes(sc);
+  const double tokens_local = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
+  const double overhead = hw.gpu.compute.layer_overhead_s;
+
+  // Embedding lookup: write A, read the rows; backward scatter-adds into the (padded V/t × h) gradient — a weight
+  // gradient only (nothing flows further back), so a split backward puts it in W.
+  embed.fwd.compute_s = memory_bound_time_s(hw, 2 * A, 2) + overhead;
+  embed.bwd.compute_s = memory_bound_time_s(hw, 3 * A, 2) + overhead;
+  if (t > 1) {  // vocab-parallel embedding: partial sums are all-reduced (reduce-scattered with SP)
+    double e = tr.sp ? group_collective_s(c, Collective::ReduceScatter, A, c.tp_group)
+                     : group_collective_s(c, Collective::AllReduce, A, c.tp_group);
+    add_tp_comm(c, embed.fwd, e, 0);
+  }
+  embed.bwd_input = PassCost{};
+  embed.bwd_weight = embed.bwd;
+
+  const GemmShape g = lm_head_gemm(sc.model, tr.mbs, tr.seq, t, sc.plan.cp);
+  // The output layer stays in 16 bit under fp8 recipes (TE / Megatron keep the first and last layers in bf16).
+  const Precision prec = tr.precision == Precision::FP8 ? Precision::BF16 : tr.precision;
+  // Cross-entropy on fp32 logits (Korthikanti §4.3), per logit: forward casts the 16-bit GEMM output up (read 2,
+  // write 4) and runs log-softmax (read 4, write 4) = 14 B; backward writes the softmax gradient (read 4, write 4)
+  // and casts it down for the GEMMs (read 4, write 2) = 14 B.
+  const double logits = tokens_local * static_cast<double>(g.n);
+  head.fwd.compute_s = gemm_time_s(hw, g.m, g.n, g.k, prec) +
+                       memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4) + overhead;
+  const double dgrad = gemm_time_s(hw, g.m, g.k, g.n, prec), wgrad = gemm_time_s(hw, g.k, g.n, g.m, prec);
+  const double loss_bwd = memory_bound_time_s(hw, 14 * logits, 3);
+  head.bwd.compute_s = dgrad + wgrad + loss_bwd + overhead;
+  head.bwd_input.compute_s = dgrad + loss_bwd + overhead;
+  head.bwd_weight.compute_s = wgrad + overhead;
+  if (t > 1) {
+    // SP: the LM head input is all-gathered forward and reduce-scattered backward; without SP its input gradient is
+    // all-reduced backward. The vocab-parallel cross-entropy all-reduces only 3 floats per token (negligible).
+    if (tr.sp) {
+      add_tp_comm(c, head.fwd, group_collective_s(c, Collective::AllGather, A, c.tp_group), 0);
+      const double rs = group_collective_s(c, Collective::ReduceScatter, A, c.tp_group);
+      add_tp_comm(c, head.bwd, rs, 0);
+      add_tp_comm(c, head.bwd_input, rs, 0);
+    } else {
+      const double ar = group_collective_s(c, Collective::AllReduce, A, c.tp_group);
+      add_tp_comm(c, head.bwd, ar, 0);
+      add_tp_comm(c, head.bwd_input, ar, 0);
+    }
+  }
+}
+
+}  // namespace parsim

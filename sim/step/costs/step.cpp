@@ -1,0 +1,52 @@
+// compute_step_costs(): the per-pass costs of one step composed from the pieces (layer.cpp, comm.cpp, edges.cpp), the
+// parameters each rank holds and its data-parallel groups.
+#include "sim/step/costs.hpp"
+
+#include <algorithm>
+
+namespace parsim {
+
+StepCosts compute_step_costs(const Scenario& sc) {
+  const ModelSpec& m = sc.model;
+  const Plan& pl = sc.plan;
+  const TrainingConfig& tr = sc.train;
+  // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
+  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's.
+  const bool megatron = tr.stack == Stack::Megatron;
+  const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
+  const Hardware& hw = megatron ? hw_te : sc.hw;
+  const int gpn = hw.node.gpus_per_node;
+  const CostContext c{sc, hw, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
+                      tr.tp_comm_overlap};
+  StepCosts out;
+  out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
+  out.layer = layer_costs(c);
+  edge_costs(c, out.embed, out.head);
+  std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
+
+  // ---- parameters and data-parallel groups ----------------------------------------------------------------
+  out.layer_params = layer_params_per_tp_rank(m, pl.tp);
+  out.embed_params = embedding_params_per_tp_rank(m, pl.tp);
+  out.head_params = lm_head_params_per_tp_rank(m, pl.tp);
+  // Tied embeddings on a single stage share one matrix: the head then owns only the final norm. With pp > 1 Megatron
+  // keeps a copy of the embedding on the last stage (and all-reduces its gradient between the two).
+  if (m.tied_embeddings && pl.pp == 1) out.head_params = static_cast<double>(m.hidden);
+  out.dp_group = group_shape(pl, GroupKind::DPxCP, gpn);
+  out.shard_group = out.dp_group;
+  out.replica_group = GroupShape{};
+  out.shard_degree = 1;
+  const ShardingTraits& sh = sharding_traits(pl.sharding);
+  if (sh.hierarchical) {
+    out.shard_group = group_shape(pl, GroupKind::HSDPShard, gpn);
+    out.replica_group = group_shape(pl, GroupKind::HSDPReplica, gpn);
+    out.shard_degree = out.shard_group.size;
+  } else if (sh.shards_optimizer) {
+    out.shard_degree = out.dp_group.size;
+  }
+  // AdamW step, memory-bound (Loshchilov & Hutter 2019 update): read fp32 master weight, m, v and fp32 gradient
+  // (16 B), write master, m, v (12 B) and the 16-bit model copy (2 B), plus the gradient-norm read for clipping (4 B).
+  out.optimizer_bytes_per_param = 34;
+  return out;
+}
+
+}  // namespace parsim

@@ -1,0 +1,95 @@
+// parsim sim/step/lower — internal: the builder shared by the pipeline lowering (pipeline.cpp: compute passes in
+// schedule order, pipeline receives) and the data-parallel lowering (data_parallel.cpp: one function per
+// DataParallelLowering strategy, plans/sharding.hpp).
+#pragma once
+#include "sim/step/lowered.hpp"
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace parsim::lowering {
+
+using engine::TaskId;
+
+inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(std::llround(std::max(0.0, s) * 1e9)); }
+
+struct Segment {
+  TaskId task;
+  int layer_begin, layer_end;  // global layer indices [begin, end); embedding/head ride on the first/last segment
+  double params;               // parameters whose gradients / gathers belong to this segment (per rank)
+};
+
+struct PassRef {
+  std::uint32_t first = 0, count = 0;  // into segments
+};
+
+class Builder {
+public:
+  Builder(const Scenario& sc, const StepCosts& k, Lowered& out)
+      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)) {}
+  void build(const ScheduleOrder* schedule);
+
+private:
+  const Scenario& sc_;
+  const StepCosts& k_;
+  Lowered& out_;
+  engine::TaskGraph& g_;
+  const ShardingTraits& sh_;
+  int P_ = 1, V_ = 1, M_ = 1;
+  double bucket_bytes_ = 25e6;
+  std::vector<int> chunk_first_layer_;  // by virtual stage
+  std::vector<Segment> segs_;
+  std::vector<PassRef> passes_;
+  ScheduleOrder sched_;
+  struct CommMemo {
+    const GroupShape* group = nullptr;
+    Collective coll = Collective::AllReduce;
+    double bytes = -1;
+    double time = 0;
+  };
+  mutable std::array<CommMemo, 8> memo_{};
+  mutable std::size_t memo_next_ = 0;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
+
+  int vstage(int stage, int chunk) const { return chunk * P_ + stage; }
+  std::size_t pass_index(int stage, int chunk, int mb, int kind) const {
+    return ((static_cast<std::size_t>(stage) * V_ + chunk) * M_ + mb) * kPassKinds + kind;
+  }
+  const PassRef& pass(int stage, const PipeOp& op) const {
+    return passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
+  }
+  bool has_dp() const { return k_.dp_group.size > 1; }
+  double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
+  double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
+  // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
+  // parameters (forward, combined backward, B).
+  static bool makes_weight_grads(PipeOp::Kind k) { return k == PipeOp::Backward || k == PipeOp::BackwardWeight; }
+  static bool reads_params(PipeOp::Kind k) { return k != PipeOp::BackwardWeight; }
+
+  // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
+  std::uint32_t intern_cost(std::uint64_t key, const PassCost& c);
+  std::uint32_t add_info(const TaskInfo& ti) {
+    out_.info.push_back(ti);
+    return static_cast<std::uint32_t>(out_.info.size() - 1);
+  }
+  TaskId add(engine::StreamId s, double seconds, const TaskInfo& ti) { return g_.add_task(s, to_ns(seconds), add_info(ti)); }
+  double comm(Collective c, double bytes, const GroupShape& gs) const;
+  double bucketed(Collective c, double bytes, const GroupShape& gs) const;
+
+  // ---- pipeline.cpp ----
+  std::vector<std::pair<int, int>> segment_layers(int first, int n, bool split, bool per_layer) const;
+  bool split_pass(int mb, PipeOp::Kind kind) const;
+  void add_pass(int stage, const PipeOp& op);
+  void add_pipe_recvs(int stage);
+
+  // ---- data_parallel.cpp: the scheme's strategy, then the optimizer step ----
+  void add_data_parallel(int stage);
+  TaskInfo dp_info(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg, double bytes) const;
+  void dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks);               // zero0, zero1
+  void dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& grad_tasks);  // zero2
+  void dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks);          // zero3, fsdp, hsdp
+  void add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks);
+};
+
+}  // namespace parsim::lowering

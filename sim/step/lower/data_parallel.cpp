@@ -1,0 +1,162 @@
+// Data parallelism with each framework's semantics under gradient accumulation (domain-notes §6): one lowering
+// function per DataParallelLowering strategy of plans/sharding.hpp, then the optimizer step they all end in.
+//   BucketedOnce (zero0, zero1) — DDP / Megatron: bucketed reduction (all-reduce; reduce-scatter for the distributed
+//       optimizer) of the gradients as the LAST micro-batch's backward produces them; ZeRO-1's all-gather of the
+//       updated 16-bit parameters overlapped with the next step's first forward (--overlap-param-gather);
+//   ReduceScatterEachMicrobatch (zero2) — DeepSpeed: reduce-scatter after every micro-batch's backward; all-gather
+//       after the optimizer step;
+//   ShardedParameters (zero3, fsdp, hsdp) — per-layer all-gather of the parameters before each forward and again
+//       before each backward of every micro-batch (one layer of prefetch), reduce-scatter of the gradients after each
+//       layer's backward (every micro-batch unless no_sync); hsdp: the same inside the shard group, then an
+//       all-reduce of the gradient shard across replicas.
+// With a split backward the gradients are complete after W and the parameters are read by F and B.
+#include "sim/step/analysis.hpp"
+#include "sim/step/lower/builder.hpp"
+
+#include <algorithm>
+
+namespace parsim::lowering {
+
+TaskInfo Builder::dp_info(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
+                          double bytes) const {
+  return TaskInfo{kind, Axis::dp, c, static_cast<std::int16_t>(stage), static_cast<std::int16_t>(chunk), mb,
+                  static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end),
+                  static_cast<float>(bytes), kNoTask, kNoTask};
+}
+
+void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
+  const auto dps = out_.dp_stream[stage];
+  const Collective red = sh_.grad_collective;
+  const double gwb = grad_wire_bytes(), pwb = param_wire_bytes();
+  const GroupShape& dpg = k_.dp_group;
+  // ZeRO-1 with overlapped parameter gather: the previous step's all-gathers run first, ahead of each forward.
+  if (sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather) {
+    for (const PipeOp& op : sched_[stage]) {
+      if (op.kind != PipeOp::Forward || op.microbatch != 0) continue;
+      const PassRef& r = pass(stage, op);
+      for (std::uint32_t i = 0; i < r.count; ++i) {
+        const Segment& sg = segs_[r.first + i];
+        TaskId ag = add(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
+                        dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, sg.params * pwb));
+        g_.add_dep(ag, sg.task);
+      }
+    }
+  }
+  // Without --overlap-grad-reduce every bucket waits for the stage's last weight-gradient pass (all chunks done).
+  TaskId last_backward = 0;
+  if (!sc_.train.overlap_grad_reduce) {
+    for (const PipeOp& op : sched_[stage]) {
+      if (!makes_weight_grads(op.kind)) continue;
+      const PassRef& r = pass(stage, op);
+      last_backward = segs_[r.first + r.count - 1].task;
+    }
+  }
+  for (const PipeOp& op : sched_[stage]) {
+    if (!makes_weight_grads(op.kind) || op.microbatch != M_ - 1) continue;
+    const PassRef& r = pass(stage, op);
+    for (std::uint32_t i = 0; i < r.count; ++i) {
+      const Segment& sg = segs_[r.first + i];
+      TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
+                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, sg.params * gwb));
+      g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
+      grad_tasks.push_back(t);
+    }
+  }
+}
+
+void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& grad_tasks) {
+  const auto dps = out_.dp_stream[stage];
+  const double gwb = grad_wire_bytes();
+  const Collective red = sh_.grad_collective;
+  for (const PipeOp& op : sched_[stage]) {
+    if (!makes_weight_grads(op.kind)) continue;
+    const PassRef& r = pass(stage, op);
+    for (std::uint32_t i = 0; i < r.count; ++i) {
+      const Segment& sg = segs_[r.first + i];
+      TaskId t = add(dps, bucketed(red, sg.params * gwb, k_.dp_group),
+                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
+      g_.add_dep(sg.task, t);
+      grad_tasks.push_back(t);
+    }
+  }
+}
+
+void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) {
+  const auto dps = out_.dp_stream[stage];
+  const double gwb = grad_wire_bytes(), pwb = param_wire_bytes();
+  const GroupShape& shard = k_.shard_group;
+  const bool hierarchical = sh_.hierarchical && k_.replica_group.size > 1;
+  // Reduce-scatter a segment's gradients in the shard group; HSDP then all-reduces the 1/N shard across replicas.
+  auto reduce_segment = [&](const Segment& sg, const PipeOp& op) {
+    const double bytes = sg.params * gwb;
+    TaskId rs = add(dps, comm(sh_.grad_collective, bytes, shard),
+                    dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, bytes));
+    g_.add_dep(sg.task, rs);
+    grad_tasks.push_back(rs);
+    if (hierarchical) {
+      const double shard_bytes = bytes / shard.size;
+      grad_tasks.push_back(add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
+                               dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch,
+                                       sg, shard_bytes)));
+    }
+  };
+  for (const PipeOp& op : sched_[stage]) {
+    const PassRef& r = pass(stage, op);
+    const bool reduce = makes_weight_grads(op.kind) && (!sc_.train.fsdp_no_sync || op.microbatch == M_ - 1);
+    if (!reads_params(op.kind)) {  // W: gradients only
+      for (std::uint32_t i = 0; reduce && i < r.count; ++i) reduce_segment(segs_[r.first + i], op);
+      continue;
+    }
+    for (std::uint32_t i = 0; i < r.count; ++i) {
+      const Segment& sg = segs_[r.first + i];
+      // All-gather of this segment's parameters; with one segment of prefetch it is issued when the previous
+      // segment starts, i.e. once the one before that has finished.
+      TaskId ag = add(dps, comm(Collective::AllGather, sg.params * pwb, shard),
+                      dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
+                              sg.params * pwb));
+      if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
+      g_.add_dep(ag, sg.task);
+      out_.info[g_.tag(sg.task)].gather = ag;
+      // The reduce-scatter of the previous segment's gradients follows this segment's prefetch on the stream.
+      if (reduce && i >= 1) reduce_segment(segs_[r.first + i - 1], op);
+    }
+    if (reduce && r.count > 0) reduce_segment(segs_[r.first + r.count - 1], op);
+  }
+}
+
+// Optimizer step on this rank's share of the parameters, after its gradients are reduced; memory-bound. Then the
+// parameter all-gather after the step where it is not overlapped with the next forward (DeepSpeed ZeRO-2; Megatron
+// without --overlap-param-gather).
+void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks) {
+  const double stage_params = stage_param_count(k_, sc_.plan, stage);
+  const double owned = stage_params / std::max(1, sh_.shards_optimizer ? k_.shard_degree : 1);
+  Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params};
+  PassCost oc;
+  oc.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
+  TaskInfo oi{TaskKind::Optimizer, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
+              0.0f, intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), oc), kNoTask};
+  TaskId opt = add(out_.compute_stream[stage], oc.compute_s, oi);
+  for (TaskId t : grad_tasks) g_.add_dep(t, opt);
+  const bool gather_after_step = sh_.param_gather == ParamGather::AfterStep &&
+                                 !(sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather);
+  if (has_dp() && gather_after_step) {
+    const double pwb = param_wire_bytes();
+    TaskId ag = add(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
+                    dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, stage_params * pwb));
+    g_.add_dep(opt, ag);
+  }
+}
+
+void Builder::add_data_parallel(int stage) {
+  std::vector<TaskId> grad_tasks;  // every gradient-reduction task of this stage
+  if (has_dp()) {
+    switch (sh_.lowering) {
+      case DataParallelLowering::BucketedOnce: dp_bucketed_once(stage, grad_tasks); break;
+      case DataParallelLowering::ReduceScatterEachMicrobatch: dp_reduce_scatter_each_microbatch(stage, grad_tasks); break;
+      case DataParallelLowering::ShardedParameters: dp_sharded_parameters(stage, grad_tasks); break;
+    }
+  }
+  add_optimizer_step(stage, grad_tasks);
+}
+
+}  // namespace parsim::lowering

@@ -1,0 +1,127 @@
+// The scenario schema (plans/scenario.hpp): the option table's rules, "auto" values resolved in one function, and the
+// three ways in (flags, JSON, flag strings) agreeing.
+#include "fixtures.hpp"
+#include "plans/scenario.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace parsim;
+using parsim::test::error_of;
+
+TEST_CASE("option table: keys are the flags without dashes, '-' → '_'; every row is documented") {
+  for (const auto& o : scenario_options()) {
+    CAPTURE(o.key);
+    std::string k = o.flag.substr(2);
+    for (char& c : k)
+      if (c == '-') c = '_';
+    CHECK(k == o.key);
+    CHECK(!o.help.empty());
+    CHECK(o.set);
+    CHECK(o.get);
+    CHECK((o.use & kUsePredict));  // every scenario option is a predict (and validate) option
+  }
+  // The sweep varies these per plan, so it does not take them as fixed inputs.
+  for (const char* k : {"plan", "mbs", "recompute", "sp", "schedule"}) {
+    CAPTURE(k);
+    CHECK_FALSE((find_option(scenario_options(), k)->use & kUseSweep));
+  }
+}
+
+TEST_CASE("resolve_training: every auto value, derived") {
+  const ModelSpec m = test::llama2_7b();
+  TrainingConfig in = ScenarioInput::input_defaults();
+  // tp8pp2dp4, zero0: seq → the model's 4096; gbs → ⌈4,194,304 / 4096⌉ = 1024, a multiple of dp·mbs = 4;
+  // schedule → 1F1B (vpp 1); stack → Megatron (zero0); TP overlap off (no --sp); bucket → Megatron-Core
+  // max(40M, 1M × dp·cp = 4M) = 40M elements × 4 B (fp32 main grads) = 160 MB.
+  const TrainingConfig a = resolve_training(parse_plan("tp8pp2dp4"), m, in);
+  CHECK(a.seq == 4096);
+  CHECK(a.gbs == 1024);
+  CHECK(a.schedule == Schedule::OneFOneB);
+  CHECK(a.stack == Stack::Megatron);
+  CHECK_FALSE(a.tp_comm_overlap);
+  CHECK_FALSE(a.tp_comm_overlap_auto);
+  CHECK(a.bucket_bytes == 160e6);
+  CHECK(is_resolved(a));
+  CHECK_FALSE(is_resolved(in));
+  // Idempotent.
+  const TrainingConfig again = resolve_training(parse_plan("tp8pp2dp4"), m, a);
+  CHECK(again.bucket_bytes == a.bucket_bytes);
+  CHECK(again.tp_comm_overlap == a.tp_comm_overlap);
+  // With --sp on Megatron and tp > 1: TE userbuffer overlap on (NeMo recipes).
+  in.sp = true;
+  CHECK(resolve_training(parse_plan("tp8pp2dp4"), m, in).tp_comm_overlap);
+  // vpp2 → interleaved; dp 50 at seq 4096 → gbs rounded up to a multiple of 50: ⌈1024/50⌉·50 = 1050.
+  const TrainingConfig v = resolve_training(parse_plan("tp8pp2dp50vpp2"), m, in);
+  CHECK(v.schedule == Schedule::Interleaved);
+  CHECK(v.gbs == 1050);
+  // Megatron with dp 64 × cp 2 = 128 ≥ 40: max(40M, 128M) = 128M elements × 4 B = 512 MB.
+  CHECK(resolve_training(parse_plan("tp1pp1dp64cp2"), m, in).bucket_bytes == 512e6);
+  // fsdp → the PyTorch stack: 25 MB buckets (DDP bucket_cap_mb), no TP overlap.
+  const TrainingConfig f = resolve_training(parse_plan("tp8dp8fsdp"), m, in);
+  CHECK(f.stack == Stack::PyTorch);
+  CHECK(f.bucket_bytes == 25e6);
+  CHECK_FALSE(f.tp_comm_overlap);
+  // zero2 → DeepSpeed's 5e8-element buckets (domain-notes §4) of 2-byte elements = 1 GB.
+  CHECK(resolve_training(parse_plan("tp8dp8zero2"), m, ScenarioInput::input_defaults()).bucket_bytes == 1e9);
+  // Explicit values are kept.
+  in.stack = Stack::PyTorch;
+  in.bucket_bytes = 1e6;
+  in.tp_comm_overlap_auto = false;
+  in.tp_comm_overlap = true;
+  const TrainingConfig e = resolve_training(parse_plan("tp8pp2dp4"), m, in);
+  CHECK(e.stack == Stack::PyTorch);
+  CHECK(e.bucket_bytes == 1e6);
+  CHECK(e.tp_comm_overlap);
+}
+
+TEST_CASE("flags, JSON and flag strings fill the same ScenarioInput") {
+  const ScenarioInput a = scenario_from_flag_string(
+      "--model llama7b --plan tp8pp2dp4 --seq 2048 --gbs 64 --mbs 2 --recompute selective --sp --precision fp8 "
+      "--stack pytorch --bucket-mb 12.5 --no-overlap-grad-reduce --tp-comm-overlap --attention unfused --fsdp-no-sync",
+      "test");
+  ScenarioInput b;
+  apply_scenario_json(nlohmann::json::parse(R"({"model": "llama7b", "plan": "tp8pp2dp4", "seq": 2048, "gbs": 64,
+      "mbs": 2, "recompute": "selective", "sp": true, "precision": "fp8", "stack": "pytorch", "bucket_mb": 12.5,
+      "no_overlap_grad_reduce": true, "tp_comm_overlap": true, "attention": "unfused", "fsdp_no_sync": true})"),
+                      "test.json", b);
+  CHECK(options_to_json(scenario_options(), a) == options_to_json(scenario_options(), b));
+  CHECK(b.train.bucket_bytes == 12.5e6);
+  CHECK(b.train.recompute == Recompute::Selective);
+  CHECK_FALSE(b.train.flash_attention);
+  CHECK_FALSE(b.train.tp_comm_overlap_auto);
+  // Writing back as flags and reading them again is the identity.
+  std::vector<std::string> flags = options_to_flags(scenario_options(), b, kUsePredict);
+  ScenarioInput c;
+  apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "round trip"), c);
+  CHECK(options_to_json(scenario_options(), c) == options_to_json(scenario_options(), b));
+  // Defaults are not written (except the identity: model, gpu).
+  ScenarioInput d;
+  d.model = "llama7b";
+  d.plan = "tp8";
+  CHECK(options_to_flags(scenario_options(), d, kUsePredict) ==
+        std::vector<std::string>{"--model", "llama7b", "--plan", "tp8", "--gpu", "h100"});
+}
+
+TEST_CASE("bad values read the same from every front end") {
+  using doctest::Contains;
+  ScenarioInput x;
+  CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"seq": -4})"), "s.json", x); }) ==
+        Contains("--seq must be a positive integer, got '-4'"));
+  CHECK(error_of([&] { scenario_from_flag_string("--seq -4", "flags"); }) ==
+        Contains("--seq must be a positive integer, got '-4'"));
+  CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"seq": 4096.5})"), "s.json", x); }) ==
+        Contains("s.json: 'seq' must be a positive integer"));
+  CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"sequence": 4096})"), "s.json", x); }) ==
+        Contains("s.json: unknown key 'sequence' (valid keys: model, plan,"));
+  CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"stack": "jax"})"), "s.json", x); }) ==
+        Contains("--stack 'jax' is not valid (choose auto, megatron, pytorch)"));
+  CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"([1, 2])"), "s.json", x); }) ==
+        Contains("s.json: expected a JSON object"));
+  CHECK(error_of([&] { scenario_from_flag_string("--tp-comm-overlap --no-tp-comm-overlap", "flags"); }) ==
+        Contains("contradict each other"));
+  CHECK(error_of([&] { scenario_from_flag_string("--plan tp8 --model x", "row", false); }) ==
+        Contains("row: --model is not allowed"));
+  CHECK(error_of([&] { scenario_from_flag_string("--gpus-per-node 2048", "flags"); }) ==
+        Contains("--gpus-per-node 2048 is too large (at most 1024)"));
+  CHECK(error_of([] { resolve_scenario(ScenarioInput{}); }) == Contains("--model is required"));
+}

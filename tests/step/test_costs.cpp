@@ -1,0 +1,133 @@
+// Derived-number tests of the cost functions (sim/step/costs/): each expected value is derived in a comment from the
+// formula and its inputs, then checked against what compute_step_costs composes.
+#include "helpers.hpp"
+#include "sim/step/costs.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace parsim;
+using namespace parsim::testing;
+
+namespace {
+
+// llama2-7b (h 4096, 32 layers, V 32000), seq 4096, mbs 1 on H100, the given plan; settings resolved.
+Scenario llama(const std::string& plan, bool sp = false, Recompute rc = Recompute::None) {
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = plan;
+  in.train.seq = 4096;
+  in.train.gbs = 64;
+  in.train.sp = sp;
+  in.train.recompute = rc;
+  in.train.tp_comm_overlap_auto = false;  // TP communication fully exposed: the totals are the exposed parts
+  in.train.tp_comm_overlap = false;
+  return resolve_scenario(in);
+}
+
+}  // namespace
+
+TEST_CASE("activation tensor, pipeline message and the TP collectives of one layer") {
+  // A = b·(s/c)·h·2 B = 1·4096·4096·2 = 33,554,432 B (domain-notes §6).
+  const Scenario sc = llama("tp8pp2dp1");
+  CHECK(activation_bytes(sc) == 33554432.0);
+  const StepCosts k = compute_step_costs(sc);
+  // Without SP the pipeline sends A per micro-batch and boundary; with SP A/t = 4,194,304 B.
+  CHECK(k.p2p_bytes == 33554432.0);
+  CHECK(compute_step_costs(llama("tp8pp2dp1", true)).p2p_bytes == 4194304.0);
+  // TP without SP: 2 all-reduces of A forward and 2 backward (Shoeybi 2019 §3) on the 8-GPU NVLink group; exposed in
+  // full without userbuffer overlap.
+  const Hardware te = megatron_compute(sc.hw);
+  const GroupShape tp = group_shape(sc.plan, GroupKind::TP, 8);
+  const double ar = collective_time(te, Collective::AllReduce, 33554432.0, tp).time_s;
+  CHECK(k.layer.fwd.tp_s == doctest::Approx(2 * ar).epsilon(1e-12));
+  CHECK(k.layer.fwd.tp_exposed_s == k.layer.fwd.tp_s);
+  CHECK(k.layer.bwd.tp_s == doctest::Approx(2 * ar).epsilon(1e-12));
+  // With SP: forward 2·(AG + RS) of A; backward the same plus 2 AG re-gathering the layer inputs (MCore).
+  const StepCosts s = compute_step_costs(llama("tp8pp2dp1", true));
+  const double ag = collective_time(te, Collective::AllGather, 33554432.0, tp).time_s;
+  const double rs = collective_time(te, Collective::ReduceScatter, 33554432.0, tp).time_s;
+  CHECK(s.layer.fwd.tp_s == doctest::Approx(2 * (ag + rs)).epsilon(1e-12));
+  CHECK(s.layer.bwd.tp_s == doctest::Approx(2 * (ag + rs) + 2 * ag).epsilon(1e-12));
+  // The split backward: B carries the dX reduction (2·(AG+RS)), W the re-gather (2·AG).
+  CHECK(s.layer.bwd_input.tp_s == doctest::Approx(2 * (ag + rs)).epsilon(1e-12));
+  CHECK(s.layer.bwd_weight.tp_s == doctest::Approx(2 * ag).epsilon(1e-12));
+  // No TP, no TP communication.
+  CHECK(compute_step_costs(llama("tp1pp2dp8")).layer.fwd.tp_s == 0);
+}
+
+TEST_CASE("recompute: full adds the whole forward, selective the attention core's forward") {
+  // Korthikanti 2022 §5. Selective reruns QKᵀ/softmax/·V: the flash forward of one layer on one TP rank —
+  // heads a/t = 32/8 = 4, s = 4096, d = 128, causal (layer_work's attention shape), on the Megatron stack's kernels.
+  const StepCosts none = compute_step_costs(llama("tp8pp2dp1"));
+  const StepCosts full = compute_step_costs(llama("tp8pp2dp1", false, Recompute::Full));
+  const StepCosts sel = compute_step_costs(llama("tp8pp2dp1", false, Recompute::Selective));
+  CHECK(full.layer.bwd.compute_s == doctest::Approx(none.layer.bwd.compute_s + none.layer.fwd.compute_s).epsilon(1e-12));
+  CHECK(full.layer.bwd.tp_s == doctest::Approx(none.layer.bwd.tp_s + none.layer.fwd.tp_s).epsilon(1e-12));
+  const Scenario sc = llama("tp8pp2dp1");
+  const LayerWork lw = layer_work(sc.model, 1, 4096, 8, 1, false, Precision::BF16);
+  CHECK(lw.attention.heads == 4);
+  const double attn_f = attention_fwd_time_s(megatron_compute(sc.hw), lw.attention.forward_flops(), 4096, 128,
+                                             Precision::BF16, true);
+  CHECK(sel.layer.bwd.compute_s - none.layer.bwd.compute_s == doctest::Approx(attn_f).epsilon(1e-9));
+  // The forward does not change.
+  CHECK(full.layer.fwd.compute_s == none.layer.fwd.compute_s);
+  // Recompute precedes the input gradient: it lands in B, not in W.
+  CHECK(full.layer.bwd_weight.compute_s == none.layer.bwd_weight.compute_s);
+  CHECK(full.layer.bwd_input.compute_s ==
+        doctest::Approx(none.layer.bwd_input.compute_s + none.layer.fwd.compute_s).epsilon(1e-12));
+}
+
+TEST_CASE("GEMM work of a layer: forward, dgrad and wgrad from the shapes") {
+  // Each forward GEMM C[m×n] = A[m×k]·B[k×n] has a dgrad dA[m×k] = dC·Bᵀ and a wgrad dB[k×n] = Aᵀ·dC of the same FLOPs
+  // (2mnk), so with the compute of everything else removed the backward GEMMs cost what gemm_time_s says for the
+  // transposed shapes. Checked on tp1 (no communication): W's compute = Σ wgrad GEMMs + the per-pass overhead.
+  const Scenario sc = llama("tp1pp2dp8");
+  const StepCosts k = compute_step_costs(sc);
+  const Hardware te = megatron_compute(sc.hw);
+  const LayerWork lw = layer_work(sc.model, 1, 4096, 1, 1, false, Precision::BF16);
+  double wgrad = 0;
+  for (const GemmShape& g : lw.gemms) wgrad += gemm_time_s(te, g.k, g.n, g.m, Precision::BF16);
+  CHECK(k.layer.bwd_weight.compute_s == doctest::Approx(wgrad + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+  // Llama-2-7B's layer: QKV 4096→3·4096, out 4096→4096, gate+up 4096→2·11008, down 11008→4096: 2·s·(4096·12288 +
+  // 4096·4096 + 4096·22016 + 11008·4096) = 2·4096·(50.33M + 16.78M + 90.18M + 45.09M) = 1.6576 TFLOP per layer forward.
+  double flops = 0;
+  for (const GemmShape& g : lw.gemms) flops += g.flops();
+  CHECK(flops == doctest::Approx(2.0 * 4096 * (4096.0 * 12288 + 4096.0 * 4096 + 4096.0 * 22016 + 11008.0 * 4096)));
+}
+
+TEST_CASE("embedding and LM head: costs and placement") {
+  // Embedding forward: write A and read the rows = 2A of HBM traffic in 2 kernels, plus the per-pass overhead;
+  // backward scatter-add 3A. On tp8 without SP the vocab-parallel partial sums are all-reduced: AR(A).
+  const Scenario sc = llama("tp8pp2dp1");
+  const StepCosts k = compute_step_costs(sc);
+  const Hardware te = megatron_compute(sc.hw);
+  const double A = 33554432.0;
+  CHECK(k.embed.fwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(te, 2 * A, 2) + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+  CHECK(k.embed.bwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(te, 3 * A, 2) + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+  CHECK(k.embed.fwd.tp_s ==
+        doctest::Approx(collective_time(te, Collective::AllReduce, A, group_shape(sc.plan, GroupKind::TP, 8)).time_s)
+            .epsilon(1e-12));
+  // Placement (edge_work): virtual stage 0 of 4 carries the embedding on its forward's first segment and its
+  // backward's last; the last virtual stage carries the head on its forward's last and backward's first segment.
+  CHECK(edge_work(0, 4, true, true, false).embedding);
+  CHECK_FALSE(edge_work(0, 4, true, false, true).embedding);
+  CHECK(edge_work(0, 4, false, false, true).embedding);
+  CHECK(edge_work(3, 4, true, false, true).head);
+  CHECK(edge_work(3, 4, false, true, false).head);
+  CHECK_FALSE(edge_work(1, 4, true, true, true).embedding);
+  CHECK_FALSE(edge_work(1, 4, true, true, true).head);
+  // One virtual stage holds both ends of the model.
+  const EdgeWork both = edge_work(0, 1, true, true, true);
+  CHECK(both.embedding);
+  CHECK(both.head);
+  // AdamW: read master, m, v, fp32 grad (16 B), write master, m, v (12 B) and the 16-bit copy (2 B), read the grad
+  // again for clipping (4 B): 34 B per owned parameter.
+  CHECK(k.optimizer_bytes_per_param == 34);
+  // DP×CP group and shard degree: tp1 dp8 zero1 → 8 ranks, optimizer sharded 8 ways.
+  const StepCosts z = compute_step_costs(llama("tp1pp1dp8zero1"));
+  CHECK(z.dp_group.size == 8);
+  CHECK(z.shard_degree == 8);
+  CHECK(compute_step_costs(llama("tp1pp1dp8")).shard_degree == 1);
+}
