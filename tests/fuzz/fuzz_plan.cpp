@@ -1,7 +1,7 @@
 // fuzz_plan: the plan grammar (`--plan`) and plan validation against a model and a cluster, as predict runs them
 // before simulating. The input is text, one item per line:
 //   line 1: the plan string (tp8pp2dp4zero1 …)
-//   then optional `key=value` lines: model=<preset>, gpu=<preset>, gpus_per_node=N, seq=N, gbs=N, mbs=N,
+//   then optional `key=value` lines: model=<preset or mixtral>, gpu=<preset>, gpus_per_node=N, seq=N, gbs=N, mbs=N,
 //   precision=…, recompute=…, schedule=…, sp=1, stack=…
 // Values go through the same parsers as the CLI's flags. For a plan that validates, the rank layout, process groups
 // and layer split must be consistent, and the pipeline schedule complete (when its size is small enough to build).
@@ -47,7 +47,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       else if (k == "sp") t.sp = v == "1";
     }
     if (model.find('/') != std::string::npos || gpu.find('/') != std::string::npos) return;  // presets only
-    const ModelSpec m = resolve_model(model);
+    // One mixture-of-experts model besides the (dense) presets, so that ep/etp plans reach expert validation:
+    // Mixtral 8x7B in parsim's schema (tests/data/models/mixtral_parsim.json).
+    static const std::string moe = fuzz::scratch_file(
+        "mixtral.json", R"({"name": "mixtral-8x7b", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8,
+                           "ffn_hidden": 14336, "vocab": 32000, "seq_len": 4096, "activation": "swiglu",
+                           "experts": 8, "experts_per_token": 2})");
+    const ModelSpec m = resolve_model(model == "mixtral" ? moe : model);
     const Hardware hw = resolve_hardware(gpu, gpn);
     t.seq = seq > 0 ? seq : m.seq_len;
     t.gbs = gbs > 0 ? gbs : default_gbs(t.seq, p.dp, t.mbs);

@@ -71,7 +71,7 @@ def main():
     parsim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "parsim")
     shutil.rmtree(OUT, ignore_errors=True)
     copies("model", ["tests/data/models/*.json", "tests/data/models/bad/*.json", "examples/models/*.json"])
-    copies("hardware", ["examples/hardware/*.json"])
+    copies("hardware", ["examples/hardware/*.json", "hardware/presets/*.json"])
     copies("nccl", ["tests/data/nccl/*.txt"])
     for src in sorted(glob.glob(os.path.join(ROOT, "tests/data/profiles/*/*.json.gz"))):
         with gzip.open(src, "rt") as f:
@@ -91,8 +91,10 @@ def main():
             for row in csv.DictReader(f):
                 args = row.get("parsim_args", "").split()
                 lines = [args[args.index("--plan") + 1]] if "--plan" in args else []
-                # The runs use their own model JSONs; GPT-3 175B (96 layers, 96 heads) takes most of their plans.
-                lines += ["model=gpt3-175b"] if lines and "--model" not in args else []
+                # The runs use their own model JSONs; GPT-3 175B (96 layers, 96 heads) takes most of their plans,
+                # fuzz_plan's built-in Mixtral 8x7B those with expert parallelism.
+                moe = "ep" in lines[0] if lines else False
+                lines += ["model=mixtral" if moe else "model=gpt3-175b"] if lines and "--model" not in args else []
                 if not lines or lines[0] in plans:
                     continue
                 plans.add(lines[0])
