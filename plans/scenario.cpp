@@ -189,7 +189,14 @@ OptionTable<In> build_table() {
       "moe_capacity_factor", "--moe-capacity-factor",
       "MoE expert capacity: each expert keeps at most this × its mean share of tokens and drops the rest "
       "(Megatron-Core --moe-expert-capacity-factor)",
-      "", "none (dropless)", [](In& x, double v) { x.train.moe_capacity_factor = v; },
+      "", "none (dropless)",
+      [](In& x, double v) {
+        if (v <= 0)
+          throw InputError("--moe-capacity-factor " + option::num_text(v) +
+                           " must be positive (each expert keeps at most this × its mean share of tokens; leave it "
+                           "out for dropless routing)");
+        x.train.moe_capacity_factor = v;
+      },
       [](const In& x) -> std::optional<double> {
         if (x.train.moe_capacity_factor <= 0) return std::nullopt;
         return x.train.moe_capacity_factor;
