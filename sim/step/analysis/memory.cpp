@@ -257,12 +257,15 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const int M = static_cast<int>(sc.train.micro_batches(pl));
   const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
   // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
-  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V), working_by_vs(stored_by_vs.size());
+  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
+  // Backward working set per chunk: only models with several layer kinds need one per chunk (the pre-check runs
+  // for every sweep candidate: no allocation for uniform models).
+  std::vector<double> working_by_vs(k.uniform() ? 0 : stored_by_vs.size());
   for (int vs = 0, first = 0; vs < P * V; first += k.layers_per_chunk[vs], ++vs) {
     const int last = first + k.layers_per_chunk[vs];
     stored_by_vs[vs] =
         a.stored_range(k, first, last) + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
-    working_by_vs[vs] = a.working_range(k, first, last);
+    if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
   }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
   for (int s = 0; s < P; ++s) {
@@ -273,7 +276,10 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
         cur += stored;
         best = std::max(best, cur);
       } else {
-        if (op.kind != PipeOp::BackwardWeight) best = std::max(best, cur + working_by_vs[op.chunk * P + s]);
+        if (op.kind != PipeOp::BackwardWeight) {
+          const double working = k.uniform() ? a.working.front() : working_by_vs[op.chunk * P + s];
+          best = std::max(best, cur + working);
+        }
         if (op.kind != PipeOp::BackwardInput) cur -= stored;
       }
     }

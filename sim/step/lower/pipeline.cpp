@@ -85,8 +85,12 @@ void Builder::add_pass(int stage, const PipeOp& op) {
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto [lb, le] = ranges[i];
     const int layers = le - lb;
-    PassCost cost = k_.range_cost(kind, lb, le);
-    const RankParams rp = k_.range_params(lb, le);
+    // Uniform models (every dense model): one kind, n · cost — the sweep's hot path skips the per-kind sums.
+    const bool one_kind = k_.uniform();
+    PassCost cost = one_kind ? k_.layer[kind].scaled(layers) : k_.range_cost(kind, lb, le);
+    const RankParams rp = one_kind ? RankParams{k_.kinds.front().params.dense * layers,
+                                                k_.kinds.front().params.expert * layers}
+                                   : k_.range_params(lb, le);
     double params = rp.dense;
     const EdgeWork e = edge_work(vs, P_ * V_, fwd, i == 0, i + 1 == ranges.size());
     if (e.embedding) {
@@ -98,7 +102,7 @@ void Builder::add_pass(int stage, const PipeOp& op) {
       params += k_.head_params;
     }
     // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
-    const std::uint64_t range = k_.uniform() ? static_cast<std::uint64_t>(layers)
+    const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
                                              : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
     const std::uint64_t key = (fwd ? 1u : 0u) | (range << 1) |
                               (e.embedding ? 1ull << 40 : 0) | (e.head ? 1ull << 41 : 0) |
