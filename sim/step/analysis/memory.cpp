@@ -11,18 +11,20 @@ namespace parsim {
 
 RankParams stage_params(const StepCosts& k, const Plan& pl, int stage) {
   RankParams p;
-  int first = 0;
-  for (int vs = 0; vs < pl.pp * pl.vpp; ++vs) {
+  // The stage's chunks c·pp + stage; their first layers only matter with several layer kinds (a uniform model's range
+  // costs n · per layer), so uniform models skip the prefix scan (the sweep's pre-check calls this per stage).
+  int first = 0, scanned = 0;
+  for (int c = 0; c < pl.vpp; ++c) {
+    const int vs = c * pl.pp + stage;
+    if (!k.uniform())
+      while (scanned < vs) first += k.layers_per_chunk[scanned++];
     const int n = k.layers_per_chunk[vs];
-    if (vs % pl.pp == stage) {
-      const RankParams r = k.range_params(first, first + n);
-      p.dense += r.dense;
-      p.expert += r.expert;
-      const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
-      if (e.embedding) p.dense += k.embed_params;
-      if (e.head) p.dense += k.head_params;
-    }
-    first += n;
+    const RankParams r = k.range_params(first, first + n);
+    p.dense += r.dense;
+    p.expert += r.expert;
+    const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
+    if (e.embedding) p.dense += k.embed_params;
+    if (e.head) p.dense += k.head_params;
   }
   return p;
 }
@@ -166,6 +168,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   for (auto& v : ev) v.clear();
   const bool gather = sharding_traits(pl.sharding).param_gather == ParamGather::PerLayer && k.dp_group.size > 1;
   const double pwb = param_wire_bytes(sc.train.precision);
+  const bool uniform = k.uniform();
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
   // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
   // gathered-parameter allocations happen at their all-gather's start and go to a second list, also in time order
@@ -179,12 +182,16 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     if (!is_pass(ti.kind)) continue;
     const int s = ti.stage;
     const bool has_embed = ti.edges & kEdgeEmbedding, has_head = ti.edges & kEdgeHead;  // placed by the lowering
-    const double stored = a.stored_range(k, ti.layer_begin, ti.layer_end) + (has_embed ? a.embed : 0.0);
-    const double working_set = a.working_range(k, ti.layer_begin, ti.layer_end);
+    // Uniform models (one layer kind): n · per-layer values directly — this loop runs for every task of every plan.
+    const int layers = ti.layer_end - ti.layer_begin;
+    const double stored = (uniform ? layers * a.stored[0] : a.stored_range(k, ti.layer_begin, ti.layer_end)) +
+                          (has_embed ? a.embed : 0.0);
+    const double working_set = uniform ? a.working[0] : a.working_range(k, ti.layer_begin, ti.layer_end);
     // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
     // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
     // (approximated by the end of the segment).
-    const double gathered = gather ? (k.range_params(ti.layer_begin, ti.layer_end).total() +
+    const double gathered = gather ? ((uniform ? layers * k.layer_params
+                                               : k.range_params(ti.layer_begin, ti.layer_end).total()) +
                                       (has_embed ? k.embed_params : 0) +
                                       (has_head ? k.head_params : 0)) * pwb
                                    : 0.0;
@@ -264,7 +271,7 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   for (int vs = 0, first = 0; vs < P * V; first += k.layers_per_chunk[vs], ++vs) {
     const int last = first + k.layers_per_chunk[vs];
     stored_by_vs[vs] =
-        a.stored_range(k, first, last) + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
+        (k.uniform() ? k.layers_per_chunk[vs] * a.stored[0] : a.stored_range(k, first, last)) + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
     if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
   }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);

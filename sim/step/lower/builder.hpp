@@ -29,7 +29,9 @@ struct PassRef {
 class Builder {
 public:
   Builder(const Scenario& sc, const StepCosts& k, Lowered& out)
-      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)) {}
+      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)),
+        has_expert_dp_(k.has_expert_params && k.edp_group.size > 1),
+        has_dp_(k.dp_group.size > 1 || has_expert_dp_) {}
   void build(const ScheduleOrder* schedule);
 
 private:
@@ -38,6 +40,7 @@ private:
   Lowered& out_;
   engine::TaskGraph& g_;
   const ShardingTraits& sh_;
+  const bool has_expert_dp_, has_dp_;  // see has_dp(); fixed per scenario, read for every pass
   int P_ = 1, V_ = 1, M_ = 1;
   double bucket_bytes_ = 25e6;
   std::vector<int> chunk_first_layer_;  // by virtual stage
@@ -63,8 +66,8 @@ private:
   }
   // Data-parallel work exists when the DP×CP group has more than one rank, or — MoE — when the expert parameters are
   // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
-  bool has_dp() const { return k_.dp_group.size > 1 || has_expert_dp(); }
-  bool has_expert_dp() const { return k_.has_expert_params && k_.edp_group.size > 1; }
+  bool has_dp() const { return has_dp_; }
+  bool has_expert_dp() const { return has_expert_dp_; }
   double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
