@@ -5,19 +5,63 @@
 #include "sim/step/analysis.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace parsim {
 
-double stage_param_count(const StepCosts& k, const Plan& pl, int stage) {
+double stage_param_count(const StepCosts& k, int stage) {
+  const PipelinePlacement& pl = k.placement;
   double p = 0;
-  for (int c = 0; c < pl.vpp; ++c) {
-    const int vs = c * pl.pp + stage;
+  for (int c = 0; c < pl.chunks; ++c) {
+    const int vs = pl.vstage(stage, c);
     p += k.layer_params * k.layers_per_chunk[vs];
-    const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
+    const EdgeWork e = edge_work(vs, pl.virtual_stages(), true, true, true);  // the whole chunk: both its ends
     if (e.embedding) p += k.embed_params;
     if (e.head) p += k.head_params;
   }
   return p;
+}
+
+// What W keeps (Qi et al. 2024 §2 and Table 1): dW = Xᵀ·dY for every weight GEMM needs its input X and its output
+// gradient dY. The inputs are tensors the forward stored already; B frees the rest of the layer's stored activations
+// (norm inputs, Q/K/V, the attention core's statistics, the activation function's inputs) and allocates the dY's.
+// Per layer, e bytes per element (activation precision), local tokens T = b·s/cp:
+//   X: the two norm outputs that feed the block's first GEMMs (qkv or q_proj / q_down / kv_down, and ffn_in or the
+//      MoE router / shared experts) e·T·h each, held as their SP shard (÷t; Megatron re-gathers them for the wgrad,
+//      which W's cost includes) — one for parallel-attention layers with a single shared norm — plus the input of
+//      every other GEMM (out_proj, ffn_out, MLA's up-projections, the experts) e·m·k;
+//   dY: the output gradient of every GEMM, e·m·n.
+// Llama-2-7B (a = g, f = 2.6875h), t = cp = 1: X = (h + h + h + f)·T·e = 5.6875·2·Th = 11.375·Th, dY = (3h + h + 2f +
+// h)·T·e = 10.375·2·Th = 20.75·Th → 32.1·Th bytes, the same as its stored 32.1·Th (activations.cpp): W frees about
+// what it holds — the paper's 32sbh against 34sbh for GPT. Embedding: its W (the scatter-add of the output gradient
+// into the table) keeps that gradient, one activation tensor e·T·h. LM head: X = the final norm output e·T·h/sp and
+// dY = the logits' gradient e·T·V/t.
+WeightGradRetained weight_grad_retained_bytes(const Scenario& sc) {
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  const Plan& pl = sc.plan;
+  const double e = activation_element_bytes(tr.precision);
+  const double sp = tr.sp ? pl.tp : 1;
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / pl.cp;
+  const double h = static_cast<double>(m.hidden);
+  const LayerWork lw = layer_work(m, tr.mbs, tr.seq, pl.tp, pl.cp, tr.sp, tr.precision);
+  auto norm_fed = [](const char* n) {
+    for (const char* x : {"qkv", "q_proj", "q_down", "kv_down", "ffn_in", "shared_in", "shared_gate", "router"})
+      if (std::strcmp(n, x) == 0) return true;
+    return false;
+  };
+  WeightGradRetained r;
+  const double norm_outputs = m.parallel_attention && m.norm_layers < 2 ? 1.0 : 2.0;
+  r.per_layer = norm_outputs * e * tokens * h / sp;
+  for (const GemmShape& g : lw.gemms) {
+    const double M = static_cast<double>(g.m);
+    if (!norm_fed(g.name)) r.per_layer += e * M * static_cast<double>(g.k);
+    r.per_layer += e * M * static_cast<double>(g.n);
+  }
+  r.embed = activation_bytes(sc);
+  const GemmShape head = lm_head_gemm(m, tr.mbs, tr.seq, pl.tp, pl.cp);
+  r.head = e * tokens * h / sp + e * static_cast<double>(head.m) * static_cast<double>(head.n);
+  return r;
 }
 
 namespace {
@@ -35,10 +79,13 @@ ActivationOptions act_options(const Scenario& sc) {
 
 struct ChunkActs {
   double per_layer = 0, working = 0, embed = 0, logits = 0;
+  WeightGradRetained w;  // kept from B to W (split backwards only)
 };
-ChunkActs chunk_acts(const Scenario& sc) {
+// `split`: the order has B/W halves (only then is what W keeps computed).
+ChunkActs chunk_acts(const Scenario& sc, bool split) {
   const ActivationOptions o = act_options(sc);
   ChunkActs a;
+  if (split) a.w = weight_grad_retained_bytes(sc);
   a.per_layer = activation_bytes_per_layer(sc.model, sc.train.mbs, sc.train.seq, o);
   a.working = activation_working_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   a.embed = embedding_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
@@ -49,7 +96,7 @@ ChunkActs chunk_acts(const Scenario& sc) {
 }  // namespace
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
-  const double psi = stage_param_count(k, sc.plan, stage);
+  const double psi = stage_param_count(k, stage);
   const double n = std::max(1, k.shard_degree);
   // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
   const StateBytes b = sharding_traits(sc.plan.sharding).state_bytes(sc.train.precision, n);
@@ -108,9 +155,9 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
 void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep& ex, StepReport& rep,
                      std::vector<MemorySample>* counter) {
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc);
-  const int P = pl.pp;
   const Lowered& lw = ex.lowered;
+  const ChunkActs a = chunk_acts(sc, lw.splits_backward);
+  const int P = pl.pp;
   const auto& tl = ex.timeline;
   Scratch& sc_buf = ex.scratch;
   auto& ev = sc_buf.events;
@@ -140,12 +187,16 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
                                       (has_head ? k.head_params : 0)) * pwb
                                    : 0.0;
     // A split backward: B (input gradient) holds the working set and the gathered parameters and ends the logits;
-    // W (weight gradient) holds the unsharded gradients and frees the stored activations (Qi et al. 2024 §2: the
-    // layer inputs stay until W).
+    // at its end the stored activations give way to what W needs (its GEMM inputs and output gradients,
+    // weight_grad_retained_bytes), which W (weight gradient) frees; W also holds the unsharded gradients (Qi et al.
+    // 2024 §2, Table 1).
     const bool fwd = ti.kind == TaskKind::Forward;
     const bool reads_params = ti.kind != TaskKind::BackwardWeight;
     const bool makes_grads = ends_backward(ti.kind);
     const bool working = ti.kind == TaskKind::Backward || ti.kind == TaskKind::BackwardInput;
+    const bool split = ti.kind == TaskKind::BackwardInput || ti.kind == TaskKind::BackwardWeight;
+    const double retained =
+        split ? layers * a.w.per_layer + (has_embed ? a.w.embed : 0.0) + (has_head ? a.w.head : 0.0) : 0.0;
     auto& e = ev[s];
     if (gather && reads_params) {
       if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
@@ -158,7 +209,9 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       if (working) e.push_back({tl.start[id], a.working, 0});          // backward working set
       if (gather && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
       if (working) e.push_back({tl.end[id], -a.working, 0});
-      if (makes_grads) e.push_back({tl.end[id], -stored, 0});
+      if (ti.kind == TaskKind::Backward) e.push_back({tl.end[id], -stored, 0});
+      if (ti.kind == TaskKind::BackwardInput) e.push_back({tl.end[id], retained - stored, 0});
+      if (ti.kind == TaskKind::BackwardWeight) e.push_back({tl.end[id], -retained, 0});
       if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
       if (gather && makes_grads) e.push_back({tl.end[id], -gathered, 1});
     }
@@ -203,29 +256,45 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   // compute stream is in-order, so the order fixes how many micro-batches are alive), plus one backward working
   // set and the logits. Timeline-dependent extras (gathered parameters) are left out: a lower bound of evaluate().
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc);
-  const int P = pl.pp, V = pl.vpp;
+  const PipelinePlacement& place = k.placement;
+  const int P = pl.pp, nvs = place.virtual_stages();
   const int M = static_cast<int>(sc.train.micro_batches(pl));
-  const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
-  // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
-  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
-  for (int vs = 0; vs < P * V; ++vs)
-    stored_by_vs[vs] =
-        k.layers_per_chunk[vs] * a.per_layer + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
+  const auto sched = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
+  const ChunkActs a = chunk_acts(sc, schedule_traits(sc.train.schedule).splits_backward);
+  // Activations a chunk pass keeps until its backward, and what W keeps from B, by virtual stage (with the embedding's
+  // and the head's where they sit).
+  std::vector<double> stored_by_vs(static_cast<std::size_t>(nvs)), retained_by_vs(static_cast<std::size_t>(nvs));
+  for (int vs = 0; vs < nvs; ++vs) {
+    const EdgeWork e = edge_work(vs, nvs, true, true, true);
+    stored_by_vs[vs] = k.layers_per_chunk[vs] * a.per_layer + (e.embedding ? a.embed : 0);
+    retained_by_vs[vs] = k.layers_per_chunk[vs] * a.w.per_layer + (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
+  }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
+    bool holds_head = false;
     for (const PipeOp& op : sched[s]) {
-      const double stored = stored_by_vs[op.chunk * P + s];
-      if (op.kind == PipeOp::Forward) {
-        cur += stored;
-        best = std::max(best, cur);
-      } else {
-        if (op.kind != PipeOp::BackwardWeight) best = std::max(best, cur + a.working);
-        if (op.kind != PipeOp::BackwardInput) cur -= stored;
+      const int vs = place.vstage(s, op.chunk);
+      holds_head = holds_head || vs == nvs - 1;
+      const double stored = stored_by_vs[vs];
+      switch (op.kind) {
+        case PipeOp::Forward:
+          cur += stored;
+          best = std::max(best, cur);
+          break;
+        case PipeOp::Backward:
+          best = std::max(best, cur + a.working);
+          cur -= stored;
+          break;
+        case PipeOp::BackwardInput:
+          best = std::max(best, cur + a.working);
+          cur += retained_by_vs[vs] - stored;
+          best = std::max(best, cur);
+          break;
+        case PipeOp::BackwardWeight: cur -= retained_by_vs[vs]; break;
       }
     }
-    if (s == (P * V - 1) % P) best += a.logits;  // the stage of the last virtual stage, which holds the head
+    if (holds_head) best += a.logits;  // a stage that runs the last virtual stage holds the logits
     peak[s] = act[s] = best;
   }
   MemoryReport m;
