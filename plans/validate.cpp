@@ -2,6 +2,7 @@
 // mirrors; each message names the offending value and what would be valid (one line, docs/cli.md "Errors").
 #include "plans/plan.hpp"
 
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 
 #include <string>
@@ -113,19 +114,26 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (!vpp_fits(sched, p.vpp)) return schedule_precondition_error(sched, p.pp, p.vpp, 0);
 
   // Batch: every DP replica runs gbs / dp sequences in micro-batches of mbs.
-  const std::int64_t unit = std::int64_t{p.dp} * t.mbs;
+  // (Checked products: --mbs takes up to 18 digits, so dp × mbs and its multiples can pass 2^63; found by fuzz_plan.)
+  const auto unit_or = checked_mul(p.dp, t.mbs);
+  if (!unit_or)
+    return "dp × mbs = " + S(p.dp) + " × " + S(t.mbs) + " is beyond 2^63 sequences (global batch " + S(t.gbs) + ")";
+  const std::int64_t unit = *unit_or;
   if (t.gbs % unit != 0) {
-    const std::int64_t below = t.gbs / unit * unit, above = below + unit;
+    const std::int64_t below = t.gbs / unit * unit;
+    const auto above = checked_add(below, unit);
     return "global batch " + S(t.gbs) + " is not divisible by dp × mbs = " + S(p.dp) + " × " + S(t.mbs) + " = " +
-           S(unit) + " (valid: a multiple of " + S(unit) + ", e.g. " + (below > 0 ? S(below) + " or " : "") +
-           S(above) + ")";
+           S(unit) + " (valid: a multiple of " + S(unit) + (above ? ", e.g. " + (below > 0 ? S(below) + " or " : "") +
+           S(*above) : std::string()) + ")";
   }
   const std::int64_t mb = t.gbs / unit;
   // The schedule's preconditions (plans/schedule.cpp): Megatron-Core interleaving needs m % pp == 0 at the default
   // group size G = pp (schedules.py); the DualPipe family needs m ≥ 2·pp (and DualPipe an even pp and m); the V-shape
   // schedules need pp > 1.
   if (auto e = schedule_precondition_error(sched, p.pp, p.vpp, mb)) {
-    if (sched.microbatches_multiple_of_pp && mb % p.pp != 0) return *e + "; choose gbs a multiple of " + S(unit * p.pp);
+    if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
+      return *e + "; choose gbs a multiple of " +
+             (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : std::string("dp × mbs × pp"));
     return *e;
   }
 
