@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 
 using namespace parsim;
@@ -39,6 +40,9 @@ double excess_s(const StepReport& r) {
 
 }  // namespace
 
+// Every relative comparison below uses .scale(0): doctest's Approx otherwise measures epsilon against (1 + |x|), which
+// for quantities well below 1 (seconds, ratios) turns a relative bound into a loose absolute one.
+
 TEST_CASE("reference case llama2-7b pp8, 16 micro-batches: every schedule is faster than 1F1B at equal work") {
   // Equal work: the same model, plan degrees, global batch and micro-batch, every layer's F, B and W the same costs;
   // only the order (and, for ZB-V / DualPipeV, the V-shaped placement of pp8vpp2) differs.
@@ -57,18 +61,19 @@ TEST_CASE("reference case llama2-7b pp8, 16 micro-batches: every schedule is fas
   // ZB-H1 — bubble. With per-layer pass times F, B (input gradient) and W (weight gradient), 1F1B leaves
   // (p−1)(F + B + W) per layer of a stage beyond the busiest stage's work, ZB-H1 (p−1)(F + B − W) (Qi et al. §2.1;
   // exact in the replay of tests/plans/test_schedule.cpp). With F = B = W that is a third; with this model's costs on
-  // H100 (F ≈ 3.19 ms, B ≈ 4.08 ms with the attention backward, W ≈ 2.73 ms per layer) the ratio is
-  // (F + B − W)/(F + B + W) ≈ 0.45. The simulated excess of the step over the busiest stage (stage 7, with the LM
-  // head) follows it within a few points (the head's B and W are not in the per-layer ratio).
+  // H100 (F ≈ 3.18 ms, B ≈ 4.08 ms with the attention backward, W ≈ 2.59 ms per layer) the ratio is
+  // (F + B − W)/(F + B + W) = 4.67 / 9.85 ≈ 0.47. The simulated excess of the step over the busiest stage (stage 7,
+  // with the LM head) follows it within 15 % (0.43 at the time of writing: the head's W, not in the per-layer ratio,
+  // also fills stage 7's cool-down).
   const double F = k.layer.fwd.duration_s(), B = k.layer.bwd_input.duration_s(), W = k.layer.bwd_weight.duration_s();
   const double ratio = (F + B - W) / (F + B + W);
-  CHECK(ratio == doctest::Approx(0.45).epsilon(0.05));
-  CHECK(excess_s(h1) / excess_s(one) == doctest::Approx(ratio).epsilon(0.1));
+  CHECK(ratio == doctest::Approx(0.47).epsilon(0.1).scale(0));
+  CHECK(excess_s(h1) / excess_s(one) == doctest::Approx(ratio).epsilon(0.15).scale(0));
   // ZB-H1 — memory: every stage keeps at most p micro-batches in flight, 1F1B's first-stage peak, so the first stage
   // holds what it holds under 1F1B (W's retained inputs and output gradients ≈ the layer's stored activations,
   // memory.cpp). The last stage now holds p micro-batches too — with the LM head's retained logit gradient, e·s·V per
   // micro-batch, it ends a little above 1F1B's peak (within 10 %), where the paper's equal-stage analysis has it equal.
-  CHECK(h1.stages[0].allocated_peak_gib == doctest::Approx(one.stages[0].allocated_peak_gib).epsilon(0.01));
+  CHECK(h1.stages[0].allocated_peak_gib == doctest::Approx(one.stages[0].allocated_peak_gib).epsilon(0.01).scale(0));
   CHECK(h1.memory.allocated_peak_gib < 1.10 * one.memory.allocated_peak_gib);
 
   // ZB-H2 nearly removes what a schedule can remove (< 15 % of 1F1B's excess: with post-validation the period is the
@@ -85,12 +90,12 @@ TEST_CASE("reference case llama2-7b pp8, 16 micro-batches: every schedule is fas
     CHECK(d.weights == doctest::Approx(a.weights + b.weights));
     CHECK(d.optimizer == doctest::Approx(a.optimizer + b.optimizer));
   }
-  CHECK(dual.memory.weights_gib == doctest::Approx(2 * one.memory.weights_gib).epsilon(0.01));
+  CHECK(dual.memory.weights_gib == doctest::Approx(2 * one.memory.weights_gib).epsilon(0.01).scale(0));
   CHECK(dual.bubble_fraction < 0.5 * one.bubble_fraction);
 
   // ZB-V: two half chunks per stage in a V, at most 2p half-chunk activations = 1F1B's p (stage 0 also keeps the
   // logits of the loss it now computes): within 10 % of 1F1B's activation peak.
-  CHECK(zv.memory.activations_gib == doctest::Approx(one.memory.activations_gib).epsilon(0.1));
+  CHECK(zv.memory.activations_gib == doctest::Approx(one.memory.activations_gib).epsilon(0.1).scale(0));
   CHECK(excess_s(zv) < 0.25 * excess_s(one));
 }
 
@@ -142,19 +147,41 @@ TEST_CASE("B and W: separate passes with the dgrad and wgrad costs, W frees what
 }
 
 TEST_CASE("post-validation instead of the optimizer barrier: what the barrier costs") {
-  // Qi et al. 2024 §4: under a barrier the step is the whole timeline (first pass of stage 0 to the last optimizer
-  // step); with post-validation each stage's next step starts right after its own, so the step is the longest stage
-  // span. ZB-H2's stages are gap-free parallelograms shifted by one forward each: the barrier adds about (p − 1)
-  // forwards of a stage (7 × 4 layers × F ≈ 7 × 12.8 ms ≈ 90 ms here) to every step.
-  const StepReport pv = evaluate(reference("zb-h2")), bar = evaluate(reference("zb-h2", "pp8", "barrier"));
+  // Qi et al. 2024 §4: under a barrier the step is the whole timeline (first task of any stage to the last end of
+  // any); with post-validation each stage's next step starts right after its own, so the step is the longest stage
+  // span (first task start to last task end on one stage). The barrier costs the difference. Stage s cannot start
+  // before the first micro-batch's forward reached it, s × (4 layers × F + p2p) after stage 0 (≈ 7 × 12.8 ms ≈ 90 ms
+  // for stage 7): if every stage were one gap-free parallelogram of equal length (ZB-H2 with equal stages) the barrier
+  // would cost exactly that stagger. Here stage 7 also runs the LM head, the others wait on it, and the spans differ:
+  // the cost lies between 0 and the stagger.
   Evaluator ev;
-  ev.run(reference("zb-h2"));
-  const double stage_f = 4 * ev.costs().layer.fwd.duration_s();
+  EvalOptions opt;
+  opt.keep_timeline = true;
+  const StepReport pv = ev.run(reference("zb-h2"), opt);
+  const Lowered& lw = ev.executed().lowered;
+  const auto& tl = ev.executed().timeline;
+  std::vector<std::int64_t> first(8, std::numeric_limits<std::int64_t>::max()), last(8, 0);
+  for (std::size_t t = 0; t < lw.graph.num_tasks(); ++t) {
+    const auto id = static_cast<engine::TaskId>(t);
+    const int s = lw.info[lw.graph.tag(id)].stage;
+    first[s] = std::min(first[s], tl.start[id]);
+    last[s] = std::max(last[s], tl.end[id]);
+  }
+  std::int64_t longest = 0;
+  for (int s = 0; s < 8; ++s) longest = std::max(longest, last[s] - first[s]);
+  const double makespan = static_cast<double>(*std::max_element(last.begin(), last.end()) -
+                                               *std::min_element(first.begin(), first.end())) * 1e-9;
+  CHECK(pv.step_time_s == doctest::Approx(static_cast<double>(longest) * 1e-9).epsilon(1e-12).scale(0));
+  const StepReport bar = evaluate(reference("zb-h2", "pp8", "barrier"));
+  CHECK(bar.step_time_s == doctest::Approx(makespan).epsilon(1e-12).scale(0));  // the same timeline, another end
+  const double stagger = static_cast<double>(first[7] - first[0]) * 1e-9;
+  const double stage_f = 4 * ev.costs().layer.fwd.duration_s() + ev.costs().p2p_s;
+  CHECK(stagger == doctest::Approx(7 * stage_f).epsilon(0.05).scale(0));
   CHECK(bar.step_time_s > pv.step_time_s);
-  CHECK(bar.step_time_s - pv.step_time_s == doctest::Approx(7 * stage_f).epsilon(0.25));
+  CHECK(bar.step_time_s - pv.step_time_s <= stagger * (1 + 1e-12));
   // 1F1B's stage 0 spans the whole step anyway: post-validation changes nothing there.
   const StepReport one = evaluate(reference("1f1b")), one_pv = evaluate(reference("1f1b", "pp8", "post-validation"));
-  CHECK(one_pv.step_time_s == doctest::Approx(one.step_time_s).epsilon(1e-3));
+  CHECK(one_pv.step_time_s == doctest::Approx(one.step_time_s).epsilon(1e-3).scale(0));
 }
 
 TEST_CASE("DualPipe: F&B pairs hide each other's communication; the mirror copies reduce their gradients together") {
@@ -232,9 +259,9 @@ TEST_CASE("the steady-state extension is exact for every periodic schedule; ZB-V
     full_opt.keep_timeline = true;
     const StepReport full = ev.run(sc, full_opt);
     REQUIRE(ext.simulated_microbatches < full.simulated_microbatches);
-    CHECK(ext.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9));
-    CHECK(ext.bubble_fraction == doctest::Approx(full.bubble_fraction).epsilon(1e-6));
-    CHECK(ext.exposed_comm_s == doctest::Approx(full.exposed_comm_s).epsilon(1e-6));
+    CHECK(ext.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9).scale(0));
+    CHECK(ext.bubble_fraction == doctest::Approx(full.bubble_fraction).epsilon(1e-6).scale(0));
+    CHECK(ext.exposed_comm_s == doctest::Approx(full.exposed_comm_s).epsilon(1e-6).scale(0));
     CHECK(ext.memory.peak_gib == doctest::Approx(full.memory.peak_gib).epsilon(1e-12));
     // The sweep's pre-check walks the same order: a lower bound of the simulated peak.
     CHECK(estimate_memory(sc).peak_gib <= full.memory.peak_gib + 1e-9);
