@@ -270,13 +270,20 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
     retained_by_vs[vs] = k.layers_per_chunk[vs] * a.w.per_layer + (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
   }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
+  // Per chunk of the stage being walked (PipelinePlacement::chunks ≤ vpp): its stored and retained bytes.
+  std::vector<double> stored_c(static_cast<std::size_t>(place.chunks)), retained_c(stored_c.size());
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
-    bool holds_head = false;
-    for (const PipeOp& op : sched[s]) {
-      const int vs = place.vstage(s, op.chunk);
+    bool holds_head = false;  // the stage runs the last virtual stage (every chunk has passes in the order)
+    for (int c = 0; c < place.chunks; ++c) {
+      const int vs = place.vstage(s, c);
       holds_head = holds_head || vs == nvs - 1;
-      const double stored = stored_by_vs[vs];
+      stored_c[static_cast<std::size_t>(c)] = stored_by_vs[static_cast<std::size_t>(vs)];
+      retained_c[static_cast<std::size_t>(c)] = retained_by_vs[static_cast<std::size_t>(vs)];
+    }
+    for (const PipeOp& op : sched[s]) {
+      const auto ci = static_cast<std::size_t>(op.chunk);
+      const double stored = stored_c[ci];
       switch (op.kind) {
         case PipeOp::Forward:
           cur += stored;
@@ -288,10 +295,10 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
           break;
         case PipeOp::BackwardInput:
           best = std::max(best, cur + a.working);
-          cur += retained_by_vs[vs] - stored;
+          cur += retained_c[ci] - stored;
           best = std::max(best, cur);
           break;
-        case PipeOp::BackwardWeight: cur -= retained_by_vs[vs]; break;
+        case PipeOp::BackwardWeight: cur -= retained_c[ci]; break;
       }
     }
     if (holds_head) best += a.logits;  // a stage that runs the last virtual stage holds the logits

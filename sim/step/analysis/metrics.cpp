@@ -68,7 +68,8 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     for (auto& x : *v) x.clear();
   }
   std::int64_t win_begin = std::numeric_limits<std::int64_t>::max(), win_end = 0;
-  // Per stage: first start and last end of any task (its span) and of its passes.
+  // Per stage: first start and last end of any task (its span) and of its passes (needed under post-validation only).
+  const bool post_validation = effective_optimizer_sync(sc.train) == OptimizerSync::PostValidation;
   auto& span = buf.span;
   auto& pass_span = buf.pass_span;
   span.assign(static_cast<std::size_t>(P), {std::numeric_limits<std::int64_t>::max(), 0});
@@ -79,8 +80,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     const int s = ti.stage;
     const TimeInterval iv{tl.start[id], tl.end[id]};
     StageMetrics& sm = rep.stages[s];
-    span[s].first = std::min(span[s].first, iv.first);
-    span[s].second = std::max(span[s].second, iv.second);
+    if (post_validation) {
+      span[s].first = std::min(span[s].first, iv.first);
+      span[s].second = std::max(span[s].second, iv.second);
+    }
     switch (ti.kind) {
       case TaskKind::Forward:
       case TaskKind::Backward:
@@ -88,8 +91,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
       case TaskKind::BackwardWeight: {
         win_begin = std::min(win_begin, iv.first);
         win_end = std::max(win_end, iv.second);
-        pass_span[s].first = std::min(pass_span[s].first, iv.first);
-        pass_span[s].second = std::max(pass_span[s].second, iv.second);
+        if (post_validation) {
+          pass_span[s].first = std::min(pass_span[s].first, iv.first);
+          pass_span[s].second = std::max(pass_span[s].second, iv.second);
+        }
         pass[s].push_back(iv);
         comp[s].push_back(iv);
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
@@ -120,7 +125,6 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
   // start as soon as stage s is done with step k, and every dependency between stages repeats one step later. The
   // period is then the longest stage span (first task start to last task end) — the step time —, and the window of
   // each stage's bubble is the longest stage's pass span, placed at that stage's own first pass.
-  const bool post_validation = effective_optimizer_sync(sc.train) == OptimizerSync::PostValidation;
   double window = win_end > win_begin ? static_cast<double>(win_end - win_begin) : 0.0;
   if (post_validation) {
     std::int64_t period = 0, pass_period = 0;
