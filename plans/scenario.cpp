@@ -14,6 +14,7 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.seq <= 0) t.seq = m.seq_len;
   if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
   if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  if (t.optimizer_sync == OptimizerSync::Auto) t.optimizer_sync = schedule_traits(t.schedule).optimizer_sync;
   if (t.stack == Stack::Auto) t.stack = sharding_traits(p.sharding).default_stack;
   if (t.tp_comm_overlap_auto) {
     t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
@@ -32,7 +33,8 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
 }
 
 bool is_resolved(const TrainingConfig& t) {
-  return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.stack != Stack::Auto && !t.tp_comm_overlap_auto &&
+  return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.optimizer_sync != OptimizerSync::Auto &&
+         t.stack != Stack::Auto && !t.tp_comm_overlap_auto &&
          t.bucket_bytes > 0;
 }
 
@@ -121,14 +123,26 @@ OptionTable<In> build_table() {
       [](const In& x) -> std::optional<std::string> { return to_string(x.train.precision); }, P | S | R));
   {
     // A choice whose setter also takes the aliases parse_schedule knows ("interleaved-1f1b").
+    std::vector<std::string> names = {"auto"};
+    for (const ScheduleTraits& st : all_schedule_traits()) names.emplace_back(st.name);
     auto o = text<In>(
-        "schedule", "--schedule", "pipeline schedule (interleaved needs vpp > 1; auto: interleaved when vpp > 1)",
+        "schedule", "--schedule",
+        "pipeline schedule (interleaved needs vpp > 1, zb-v and dualpipev vpp2; auto: interleaved when vpp > 1, else "
+        "1f1b)",
         "auto", [](In& x, const std::string& v) { x.train.schedule = parse_schedule(v); },
         [](const In& x) -> std::optional<std::string> { return to_string(x.train.schedule); }, P | R);
     o.kind = OptionKind::Choice;
-    o.choices = {"auto", "gpipe", "1f1b", "interleaved"};
+    o.choices = names;
     t.push_back(std::move(o));
   }
+  t.push_back(choice<In>(
+      "optimizer_sync", "--optimizer-sync",
+      "how a step ends: barrier (global gradient-norm / inf-NaN checks before the next step) or post-validation (each "
+      "stage steps at once, checks afterwards: Qi et al. 2024 §4); auto: post-validation for the zero-bubble "
+      "schedules, else barrier",
+      {"auto", "barrier", "post-validation"}, "auto",
+      [](In& x, const std::string& v) { x.train.optimizer_sync = parse_optimizer_sync(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.optimizer_sync); }, P | S));
   t.push_back(flag<In>(
       "sp", "--sp", "Megatron sequence parallelism on the TP group", [](In& x) { x.train.sp = true; },
       [](const In& x) { return x.train.sp; }, P | R));

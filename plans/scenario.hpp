@@ -40,6 +40,8 @@ struct ScenarioInput {
 //   seq 0            → the model's seq_len;
 //   gbs 0            → default_gbs(seq, dp, mbs): ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs;
 //   schedule Auto    → interleaved when vpp > 1, else 1F1B;
+//   optimizer_sync Auto → the schedule's (ScheduleTraits::optimizer_sync: post-validation for zb-h1/zb-h2/zb-v,
+//                      Qi et al. 2024 §4; a barrier otherwise);
 //   stack Auto       → the sharding scheme's framework (ShardingTraits::default_stack: zero0/zero1 → Megatron,
 //                      zero2/zero3/fsdp/hsdp → PyTorch);
 //   tp_comm_overlap  → on for Megatron with sp and tp > 1 (NeMo's performance recipes enable TE userbuffers there);
@@ -57,7 +59,7 @@ bool is_resolved(const TrainingConfig& t);
 Scenario resolve_scenario(const ScenarioInput& in);
 
 // The scenario options (docs/cli.md "parsim [predict]"): model, plan, gpu, gpus_per_node, seq, gbs, mbs, recompute,
-// sp, precision, schedule, stack, bucket_mb, the overlap switches, attention, fsdp_no_sync. Use bits: kUsePredict
+// sp, precision, schedule, optimizer_sync, stack, bucket_mb, the overlap switches, attention, fsdp_no_sync. Use bits: kUsePredict
 // (predict and validate), kUseSweep (the sweep takes it as a fixed input), kUsePerRow (the sweep varies or reports it
 // per result).
 const OptionTable<ScenarioInput>& scenario_options();

@@ -111,11 +111,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "vpp" + S(p.vpp) + " with pp2 needs overlapped P2P communication (Megatron-LM requires pp > 2 otherwise)";
   if (t.schedule == Schedule::Auto) return "the pipeline schedule is unresolved ('auto'; resolve_training sets it)";
   const ScheduleTraits& sched = schedule_traits(t.schedule);
-  if (sched.uses_vpp && p.vpp == 1)
-    return "the " + std::string(sched.name) + " schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
-  if (!sched.uses_vpp && p.vpp > 1)
-    return "vpp" + S(p.vpp) + " runs the interleaved schedule, not " + to_string(t.schedule) +
-           " (drop --schedule or use --schedule interleaved)";
+  if (!vpp_fits(sched, p.vpp)) return schedule_precondition_error(sched, p.pp, p.vpp, 0);
 
   // Batch: every DP replica runs gbs / dp sequences in micro-batches of mbs.
   // (Checked products: --mbs takes up to 18 digits, so dp × mbs and its multiples can pass 2^63; found by fuzz_plan.)
@@ -131,12 +127,15 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
            S(*above) : std::string()) + ")";
   }
   const std::int64_t mb = t.gbs / unit;
-  // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
-  // stage); m mod G must be 0 or in [pp, G), i.e. m % pp == 0 at the default (schedules.py).
-  if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
-    return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
-           " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
-           (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : "dp × mbs × pp");
+  // The schedule's preconditions (plans/schedule.cpp): Megatron-Core interleaving needs m % pp == 0 at the default
+  // group size G = pp (schedules.py); the DualPipe family needs m ≥ 2·pp (and DualPipe an even pp and m); the V-shape
+  // schedules need pp > 1.
+  if (auto e = schedule_precondition_error(sched, p.pp, p.vpp, mb)) {
+    if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
+      return *e + "; choose gbs a multiple of " +
+             (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : std::string("dp × mbs × pp"));
+    return *e;
+  }
 
   // Context parallelism with causal load balancing cuts each sequence into 2·cp chunks (Megatron-Core CP docs).
   if (p.cp > 1 && t.seq % (2 * std::int64_t{p.cp}) != 0)

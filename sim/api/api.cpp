@@ -306,7 +306,10 @@ OptionTable<SweepRequest> build_sweep_table() {
       [](const R& r) { return list_text(r.setup.filter.sp, [](int x) { return std::string(x ? "on" : "off"); }); },
       kUseSweep));
   t.push_back(text<R>(
-      "schedule", "--schedule", "filter: 1f1b,interleaved,gpipe", "1f1b + interleaved",
+      "schedule", "--schedule",
+      "filter: a comma list of gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipe, dualpipev (each where its "
+      "preconditions hold: zb-v and dualpipev on vpp2 plans)",
+      "1f1b + interleaved",
       [](R& r, const std::string& v) {
         r.setup.filter.schedule =
             parse_list<Schedule>(v, "--schedule", [](const std::string& x) { return parse_schedule(x); });

@@ -178,7 +178,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << ") on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node << " GPUs/node)\n";
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
-    << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
+    << to_string(t.precision) << "  schedule " << to_string(t.schedule)
+    << (effective_optimizer_sync(t) == OptimizerSync::PostValidation ? " (optimizer post-validation)" : "") << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? "" : "  unfused attention") << "\n";
   if (sc.model.is_moe())
@@ -201,7 +202,10 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << ")  on stage " << r.critical_stage << "\n\n";
   const MemoryReport& m = r.memory;
   o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
-  o << "    weights " << gib(m.weights_gib) << "  grads " << gib(m.grads_gib) << "  optimizer "
+  // DualPipe: every rank holds its stage and a copy of the mirror stage (ScheduleTraits::parameter_copies).
+  const int copies = p.pp > 1 ? schedule_traits(t.schedule).parameter_copies : 1;
+  o << "    weights " << gib(m.weights_gib) << (copies > 1 ? " (" + std::to_string(copies) + " copies)" : "")
+    << "  grads " << gib(m.grads_gib) << "  optimizer "
     << gib(m.optimizer_gib) << "  activations " << gib(m.activations_gib) << "  buffers " << gib(m.buffers_gib)
     << "\n";
   o << "    allocated peak " << gib(m.allocated_peak_gib) << "  + context/NCCL/fragmentation "

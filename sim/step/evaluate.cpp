@@ -34,7 +34,7 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
   }
   const std::int64_t M = sc.train.micro_batches(sc.plan);
   if (!opt.schedule && steady_state_extendable(sc, opt.keep_timeline, M)) {
-    const std::int64_t m1 = kSteadyGroupsShort * sc.plan.pp, m2 = kSteadyGroupsLong * sc.plan.pp;
+    const auto [m1, m2] = steady_state_runs(sc);
     const StepReport a = simulate(with_microbatches(sc, m1), opt);
     const StepReport b = simulate(with_microbatches(sc, m2), opt);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);

@@ -149,6 +149,17 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
       {"flag beyond its limit: --gbs 18 digits", "--model llama7b --plan dp8 --gbs 999999999999999999",
        "--gbs 999999999999999999 is too large (at most 1099511627776)"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
+      // Schedule preconditions (plans/schedule.cpp schedule_precondition_error).
+      {"schedule: dualpipe on an odd pp", "--model llama7b --plan pp3 --gbs 12 --schedule dualpipe",
+       "it needs an even pp, got pp3"},
+      {"schedule: dualpipe with fewer than 2 pp micro-batches", "--model llama7b --plan pp4 --gbs 6 --schedule dualpipe",
+       "at least 2 × pp = 8 micro-batches"},
+      {"schedule: dualpipe with an odd micro-batch count", "--model llama7b --plan pp4 --gbs 9 --schedule dualpipe",
+       "even micro-batch count"},
+      {"schedule: zb-v without vpp2", "--model llama7b --plan pp4 --schedule zb-v", "it needs vpp2 in the plan"},
+      {"schedule: zb-h1 with vpp", "--model llama7b --plan pp4vpp2 --schedule zb-h1", "not zb-h1"},
+      {"schedule: unknown name", "--model llama7b --plan pp4 --schedule zb-h3", "'zb-h3' is not valid"},
+      {"flag: unknown optimizer sync", "--model llama7b --plan pp4 --optimizer-sync sometimes", "'sometimes'"},
   });
 }
 

@@ -176,4 +176,28 @@ std::pair<double, double> p2p_cost(const CostContext& c) {
   return {collective_time(c.hw, Collective::SendRecv, bytes, g).time_s, bytes};
 }
 
+PassCost PairOverlap::apply(const PassCost& c) const {
+  PassCost p = c;
+  p.compute_s *= compute_scale;
+  p.tp_exposed_s *= keep_exposed;
+  p.cp_exposed_s *= keep_exposed;
+  p.ep_exposed_s *= keep_exposed;
+  return p;
+}
+
+std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCost& b, double slowdown) {
+  // Exposed communication e and compute c of each pass. a's communication hides behind b's compute up to
+  // h_a = min(e_a, c_b) (and b's behind a's); during the hidden time the communication kernels slow the partner's
+  // compute by the factor (1 + slowdown), i.e. add slowdown·h to it.
+  auto exposed = [](const PassCost& p) { return p.tp_exposed_s + p.cp_exposed_s + p.ep_exposed_s; };
+  const double ea = exposed(a), eb = exposed(b);
+  const double ha = std::min(ea, b.compute_s), hb = std::min(eb, a.compute_s);
+  PairOverlap oa, ob;
+  oa.keep_exposed = ea > 0 ? (ea - ha) / ea : 1.0;
+  ob.keep_exposed = eb > 0 ? (eb - hb) / eb : 1.0;
+  oa.compute_scale = a.compute_s > 0 ? 1.0 + slowdown * hb / a.compute_s : 1.0;
+  ob.compute_scale = b.compute_s > 0 ? 1.0 + slowdown * ha / b.compute_s : 1.0;
+  return {oa, ob};
+}
+
 }  // namespace parsim

@@ -20,6 +20,7 @@ StepCosts compute_step_costs(const Scenario& sc) {
                       tr.tp_comm_overlap};
   StepCosts out;
   out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
+  out.placement = pipeline_placement(tr.schedule, pl.pp, pl.vpp);
   // Each distinct layer kind is costed once (DeepSeek-V3: dense and MoE FFN layers; GPT-OSS: full and sliding
   // attention); kind_prefix counts them so that any range of layers costs Σ count · cost.
   const auto kinds = m.layer_kind_counts();
@@ -46,6 +47,23 @@ StepCosts compute_step_costs(const Scenario& sc) {
   // keeps a copy of the embedding on the last stage (and all-reduces its gradient between the two).
   if (m.tied_embeddings && pl.pp == 1) out.head_params = static_cast<double>(m.hidden);
   out.dp_group = group_shape(pl, GroupKind::DPxCP, gpn);
+  // Two parameter copies (DualPipe): rank s holds virtual stage s and a copy of virtual stage pp − 1 − s, so each
+  // copy's gradients are summed with its mirror's (the DualPipe repository's example adds the mirror rank's gradient
+  // before the step) — one reduction over the DP×CP ranks of both stages. The mirror is (pp − 1 − 2s) stages away, at
+  // least tp·cp·dp ranks: on another node unless the whole pipeline fits in one (the pairs farthest apart set the
+  // time). The distributed optimizer shards over that doubled group.
+  const int copies = schedule_traits(tr.schedule).parameter_copies;
+  if (copies > 1 && pl.pp > 1) {
+    GroupShape& g = out.dp_group;
+    const bool one_node = pl.world() <= gpn;
+    g.size *= copies;
+    if (one_node) {
+      g.per_node *= copies;
+    } else {
+      g.nodes *= copies;
+      g.concurrent_per_node = gpn;  // every rank of a node reduces with its mirror at the step's end
+    }
+  }
   out.shard_group = out.dp_group;
   out.replica_group = GroupShape{};
   out.shard_degree = 1;
