@@ -292,9 +292,16 @@ double lm_head_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s)
 // Model FLOPs of one optimizer step over `sequences` sequences: 3 × forward (fwd + dgrad + wgrad), summed over every
 // layer's kind, ACTIVE experts only (Megatron-Core's MoE/MLA throughput formula), MTP modules excluded.
 double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
+// How model FLOPs count the attention core of a causal model (domain-notes §2): Full = every query against every key
+// (Megatron-LM ≤ core v0.11, PaLM App. B, nanoGPT); Causal = only the unmasked half, s·(s+1)/2 ≈ s²/2 pairs —
+// Megatron-Core ≥ v0.12 (commit 8873b55d6a, 2025-03: `s/h` → `s/(2h)` in num_floating_point_operations) and what
+// flash kernels execute; a sliding window w < s counts w − w²/(2s) keys per query (AttentionShape::forward_flops).
+enum class AttentionCount { Full, Causal };
+double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, AttentionCount count);
 // Hardware FLOPs: model FLOPs + the router GEMMs + what recompute re-executes (full: one more forward of every layer;
 // selective: the attention core's forward, Korthikanti 2022 App. A).
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r);
+double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count);
 // Training FLOPs (3 × forward) of the MTP modules when they are trained (Megatron --mtp-num-layers): per module the
 // 2h→h projection, one layer of the last layer's kind and its own LM head; 0 when the model has none.
 double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);

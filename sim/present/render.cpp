@@ -22,6 +22,7 @@ const FieldTable<StepReport>& headline_fields() {
     };
     num("step_time_s", &StepReport::step_time_s);
     num("mfu", &StepReport::mfu);
+    num("mfu_full_attention", &StepReport::mfu_full_attention);
     num("hfu", &StepReport::hfu);
     num("tflops_per_gpu", &StepReport::tflops_per_gpu);
     num("tokens_per_s", &StepReport::tokens_per_s);
@@ -96,6 +97,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   using nlohmann::json;
   const ParamCounts pc = count_params(sc.model);
   json j = to_json(headline_fields(), r);
+  j["fits"] = r.memory.fits;  // also memory.fits; a plan that does not fit has this verdict first in "warnings"
   j["memory"] = to_json(memory_fields(), r.memory);
   j["model"] = {{"name", sc.model.name},
                 {"params", pc.total},
@@ -107,6 +109,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                 {"vocab", sc.model.vocab},
                 {"padded_vocab", padded_vocab(sc.model.vocab, sc.plan.tp)},
                 {"model_flops_per_step", r.model_flops_per_step},
+                {"model_flops_full_attention_per_step", r.model_flops_full_attention_per_step},
                 {"hardware_flops_per_step", r.hardware_flops_per_step}};
   const Plan& p = sc.plan;
   json plan = {{"plan", p.to_string()},
@@ -114,7 +117,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                {"vpp", p.vpp},
                {"sharding", to_string(p.sharding)},
                {"world", p.world()},
-               {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp)}};
+               {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp, sc.train.split)}};
   for (Axis a : kAxes) plan[axis_name(a)] = p.degree(a);
   j["plan"] = plan;
   const TrainingConfig& t = sc.train;
@@ -156,6 +159,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   const Plan& p = sc.plan;
   const TrainingConfig& t = sc.train;
   const ParamCounts pc = count_params(sc.model);
+  // A plan that does not fit says so first (its step time is what it would take with enough memory).
+  if (!r.memory.fits) o << "!! " << does_not_fit_message(sc, r.memory) << "\n";
   o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4)
     << " B params) on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node
     << " GPUs/node)\n";
@@ -165,7 +170,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
-  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";
+  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "  (causal attention; "
+    << pct(r.mfu_full_attention) << " MFU counting the full s², Megatron ≤ core v0.11)\n";
   o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
   o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
     << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";
@@ -197,7 +203,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     if (train->has_cost) o << ", $" << fmt_fixed(train->cost_usd, 0);
     o << " (goodput " << fmt_fixed(train->goodput, 2) << ")\n";
   }
-  for (const auto& w : r.warnings) o << "  note: " << w << "\n";
+  for (const auto& w : r.warnings)
+    if (r.memory.fits || w.rfind("DOES NOT FIT", 0) != 0) o << "  note: " << w << "\n";
   return o.str();
 }
 

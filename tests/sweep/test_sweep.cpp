@@ -125,6 +125,9 @@ TEST_CASE("each result is what predict computes for the same flags") {
     std::vector<std::string> flags = sweep_base_flags(setup.base);
     const auto own = result_flags(x);
     flags.insert(flags.end(), own.begin(), own.end());
+    std::string joined;
+    for (const auto& f : flags) joined += f + " ";
+    CAPTURE(joined);
     ScenarioInput a;
     apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "reproduction"), a);
     const Scenario sc = resolve_scenario(a);

@@ -52,7 +52,7 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
   const double psi = stage_param_count(k, sc.plan, stage);
   const double n = std::max(1, k.shard_degree);
   // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
-  const StateBytes b = sharding_traits(sc.plan.sharding).state_bytes(sc.train.precision, n);
+  const StateBytes b = sharding_traits(sc.plan.sharding).impl(sc.train.stack).state_bytes(sc.train.precision, n);
   return StaticMemory{b.weights * psi, b.grads * psi, b.optimizer * psi};
 }
 

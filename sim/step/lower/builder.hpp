@@ -60,7 +60,9 @@ private:
     return passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
   }
   bool has_dp() const { return k_.dp_group.size > 1; }
-  double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
+  double grad_wire_bytes() const {
+    return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack);
+  }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
   // parameters (forward, combined backward, B).
