@@ -317,6 +317,9 @@ struct ActivationOptions {
   bool flash_attention = true;  // flash kernels never store the s² score/softmax tensors
   Precision precision = Precision::BF16;
   ExpertSplit experts;          // MoE layers: etp (0 = tp) and routing imbalance; ep does not change activations
+  // The loss upcasts 16-bit logits to a separate fp32 tensor while the 16-bit ones stay alive (Megatron's
+  // vocab-parallel cross entropy): 2 + 4 B per logit instead of Korthikanti's 4 (output_activation_bytes).
+  bool loss_upcasts_logits = false;
 };
 // Bytes kept from a layer's forward until its backward.
 double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
@@ -332,7 +335,8 @@ double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t
 double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // First stage: embedding output / dropout mask kept per micro-batch (Korthikanti §4.3).
 double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
-// Last stage: logits and loss buffers alive during the output layer's forward/backward (fp32 logits, padded V / t).
+// Last stage: logits and loss buffers alive during the output layer's forward/backward (padded V / t logits: 4 B
+// each, Korthikanti's fp32 logits; with loss_upcasts_logits the 16-bit output plus the fp32 upcast, 6 B).
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 
 }  // namespace parsim

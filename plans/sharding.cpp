@@ -1,6 +1,8 @@
 // parsim plans/ — the sharding schemes' traits (see sharding.hpp for the sources).
 #include "plans/sharding.hpp"
 
+#include <algorithm>
+
 #include "sim/core/error.hpp"
 #include "sim/core/text.hpp"
 
@@ -140,11 +142,14 @@ const ShardingImpl& ShardingTraits::impl(Stack stack) const {
   return stack == Stack::Megatron ? megatron : pytorch;
 }
 
-double grad_wire_bytes(Sharding s, Precision p, Stack stack) {
+double grad_wire_bytes(Sharding s, Precision p, Stack stack, bool grad_reduce_in_fp32) {
   if (p == Precision::FP32) return 4;
   const ShardingImpl& i = sharding_traits(s).impl(stack);
-  return p == Precision::FP16 ? i.grad_wire_fp16 : i.grad_wire_bf16;
+  const double b = p == Precision::FP16 ? i.grad_wire_fp16 : i.grad_wire_bf16;
+  return grad_reduce_in_fp32 ? b : std::min(b, 2.0);
 }
+
+double grad_wire_bytes(Sharding s, Precision p, Stack stack) { return grad_wire_bytes(s, p, stack, true); }
 
 double grad_wire_bytes(Sharding s, Precision p) { return grad_wire_bytes(s, p, sharding_traits(s).default_stack); }
 

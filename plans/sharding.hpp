@@ -94,6 +94,9 @@ Sharding parse_sharding(const std::string& s);
 // and PyTorch FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the 16-bit (fp32 training: 32-bit)
 // weights. The two-argument form is the scheme's default stack.
 double grad_wire_bytes(Sharding s, Precision p, Stack stack);
+// With grad_reduce_in_fp32 false (Megatron DDP config grad_reduce_in_fp32=False, as NeMo / Megatron-Bridge
+// performance recipes set it): the gradient buffer and its reduction are 16-bit, at most 2 B.
+double grad_wire_bytes(Sharding s, Precision p, Stack stack, bool grad_reduce_in_fp32);
 double grad_wire_bytes(Sharding s, Precision p);
 double param_wire_bytes(Precision p);
 

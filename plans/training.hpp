@@ -66,6 +66,8 @@ struct TrainingConfig {
   bool overlap_grad_reduce = true;    // Megatron --overlap-grad-reduce; DDP overlaps buckets with backward
   bool overlap_param_gather = true;   // Megatron --overlap-param-gather (ZeRO-1 AG overlapped with next forward)
   bool overlap_auto = false;          // true: both overlaps decided by the stack (off for MegatronLegacy)
+  bool grad_reduce_in_fp32 = true;    // Megatron: fp32 main-grad buffer and reduction (Megatron-LM forces it for
+                                      // bf16); false = --no-grad-reduce-in-fp32 (16-bit grads, NeMo perf recipes)
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
   bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolve_training), else tp_comm_overlap
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute

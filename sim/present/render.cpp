@@ -51,6 +51,8 @@ const FieldTable<MemoryReport>& memory_fields() {
     gib("optimizer_gib", &MemoryReport::optimizer_gib);
     gib("activations_gib", &MemoryReport::activations_gib);
     gib("buffers_gib", &MemoryReport::buffers_gib);
+    gib("fp8_cache_gib", &MemoryReport::fp8_cache_gib);
+    gib("workspace_gib", &MemoryReport::workspace_gib);
     gib("overhead_gib", &MemoryReport::overhead_gib);
     f.push_back({"peak_stage", "", FieldType::Int, false, [](const MemoryReport& r) { return ojson(r.peak_stage); },
                  nullptr});

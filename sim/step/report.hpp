@@ -18,6 +18,8 @@ struct MemoryReport {
   bool fits = false;
   double weights_gib = 0, grads_gib = 0, optimizer_gib = 0, activations_gib = 0;  // at the peak, that GPU
   double buffers_gib = 0;         // gathered ZeRO-3/FSDP parameters, communication buckets, logits
+  double fp8_cache_gib = 0;       // fp8 weight + transpose caches (Transformer Engine, --precision fp8)
+  double workspace_gib = 0;       // library workspaces allocated as tensors (Transformer Engine cuBLAS workspace)
   double overhead_gib = 0;        // CUDA context + NCCL + allocator fragmentation (peak_gib − allocated_peak_gib)
   int peak_stage = 0;
   std::vector<double> per_stage_peak_gib;

@@ -61,7 +61,8 @@ private:
   }
   bool has_dp() const { return k_.dp_group.size > 1; }
   double grad_wire_bytes() const {
-    return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack);
+    return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack,
+                                   sc_.train.grad_reduce_in_fp32);
   }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
