@@ -309,3 +309,27 @@ TEST_CASE("bad sweep inputs") {
   s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
 }
+
+TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
+  // small_setup() compares zero0, zero1 and fsdp with the stack left on auto: all on Megatron (fsdp = Megatron-FSDP),
+  // never PyTorch's FSDP slipped in beside Megatron's DDP; the space line says so.
+  const SweepReport& r = base_report();
+  bool saw_fsdp = false;
+  for (const auto& x : r.ranked) {
+    CHECK(x.stack == Stack::Megatron);
+    saw_fsdp = saw_fsdp || x.plan.sharding == Sharding::FSDP;
+  }
+  CHECK(saw_fsdp);
+  CHECK(r.space.find("--stack megatron") != std::string::npos);
+  // Two stacks listed: the space is enumerated once per stack, so evaluated candidates double and both stacks appear.
+  SweepSetup two = small_setup();
+  two.stacks = {Stack::Megatron, Stack::PyTorch};
+  CHECK(sweep_stacks(two) == std::vector<Stack>{Stack::Megatron, Stack::PyTorch});
+  const SweepReport b = run_sweep(two, threads(1));
+  CHECK(b.evaluated == 2 * r.evaluated);
+  bool mega = false, torch = false;
+  for (const auto& x : b.ranked) (x.stack == Stack::Megatron ? mega : torch) = true;
+  CHECK(mega);
+  CHECK(torch);
+  CHECK(b.space.find("--stack megatron,pytorch") != std::string::npos);
+}
