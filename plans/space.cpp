@@ -178,6 +178,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                     c.train.mbs = mbs;
                     c.train.recompute = r;
                     c.train.sp = sp != 0;
+                    c.train.sp_auto = false;
                     c.train.schedule = sched;
                     c.train = resolve_training(c.plan, m, c.train);  // stack, TP overlap, buckets per plan
                     if (plan_error(c.plan, m, hw, c.train)) continue;  // safety net: the loops above already agree

@@ -99,9 +99,19 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "tp" + S(p.tp) + " does not fit nodes of " + S(gpn) + " GPUs (tp must divide " + S(gpn) +
            " or be a multiple of it)";
 
-  // Pipeline: at least one layer per model chunk (Megatron-Core splits the decoder into pp·vpp chunks).
+  // Pipeline: at least one layer per model chunk (Megatron-Core splits the decoder into pp·vpp chunks), unless the
+  // embedding/loss are counted as layers (then the first/last chunk may hold none) — Megatron-Core's split options.
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
-  if (chunks > m.layers)
+  if (t.split.any()) {
+    if (chunks > 4 * std::int64_t{m.layers} + 8)
+      return "pp" + S(p.pp) + " × vpp" + S(p.vpp) + " = " + S(chunks) + " pipeline chunks for " + S(m.layers) +
+             " layers: far too many";
+    try {
+      (void)layers_per_chunk(m.layers, p.pp, p.vpp, t.split);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  } else if (chunks > m.layers)
     return "pp" + S(p.pp) + (p.vpp > 1 ? " × vpp" + S(p.vpp) : std::string()) + " = " + S(chunks) +
            " pipeline chunks exceed the " + S(m.layers) + " layers of " + model_name(m) +
            " (need pp × vpp ≤ " + S(m.layers) + ")";
@@ -145,6 +155,13 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.sp && p.tp > 1 && (t.seq / p.cp) % p.tp != 0)
     return "sequence parallelism needs the " + S(t.seq / p.cp) + " tokens per CP rank to divide by tp" + S(p.tp) +
            " (choose --seq a multiple of " + S(std::int64_t{p.tp} * p.cp) + ")";
+  // The legacy Megatron stack predates Transformer Engine: no fp8 GEMMs and no userbuffer TP overlap.
+  if (t.stack == Stack::MegatronLegacy && t.precision == Precision::FP8)
+    return "--precision fp8 needs Transformer Engine, which the megatron-legacy stack predates (choose bf16 or fp16, or "
+           "--stack megatron)";
+  if (t.stack == Stack::MegatronLegacy && t.tp_comm_overlap)
+    return "--tp-comm-overlap is Transformer Engine's userbuffer overlap, which the megatron-legacy stack predates "
+           "(drop it, or use --stack megatron)";
   if (t.precision == Precision::FP8 && !hw.gpu.has_fp8())
     return "--precision fp8 needs fp8 tensor cores, which " + (hw.gpu.name.empty() ? std::string("this GPU") : hw.gpu.name) +
            " does not have (choose bf16, fp16 or fp32)";
@@ -163,7 +180,8 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
                 S(p.tp / m.kv_heads) + "x across the TP group");
   if (gpn > 0 && p.tp > gpn)
     w.push_back("tp" + S(p.tp) + " spans " + S(p.tp / gpn) + " nodes of " + S(gpn) +
-                " GPUs: tensor-parallel collectives cross the inter-node network");
+                " GPUs: tensor-parallel collectives cross the inter-node network" +
+                (t.tp_comm_overlap ? " and --tp-comm-overlap cannot hide them (TE userbuffers need NVLink peers)" : ""));
   if (gpn > 0 && p.world() > gpn && p.world() % gpn != 0)
     w.push_back("world size " + S(p.world()) + " is not a whole number of " + S(gpn) +
                 "-GPU nodes: the last node is partly used");
@@ -188,7 +206,7 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
     w.push_back(to_string(p.sharding) + " with pp" + S(p.pp) +
                 ": DeepSpeed does not combine ZeRO-2/3 with pipeline parallelism; simulated as specified");
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
-  if (m.layers > 0 && chunks > 1 && chunks <= m.layers && m.layers % chunks != 0) {
+  if (m.layers > 0 && chunks > 1 && !t.split.any() && chunks <= m.layers && m.layers % chunks != 0) {
     const auto per = layers_per_chunk(m.layers, p.pp, p.vpp);
     w.push_back(S(m.layers) + " layers over " + S(chunks) + " pipeline chunks are uneven: first chunk " +
                 S(per.front()) + ", last chunk " + S(per.back()) + ", middle chunks up to " +

@@ -97,8 +97,7 @@ void apply_request(const OptionTable<T>& table, const std::vector<OptionValue>& 
     const bool is_scenario = scenario && v.key != "scenario" && find_option(scenario_options(), v.key);
     (is_scenario ? scen : rest).push_back(v);
   }
-  if (scenario) conflicting_options(scen, "tp_comm_overlap", "no_tp_comm_overlap",
-                                    "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  if (scenario) check_scenario_conflicts(scen);
   // File first, then the scenario flags, then everything else.
   for (const auto& v : rest)
     if (v.key == "scenario") apply_options(table, {v}, req);
@@ -226,11 +225,29 @@ OptionTable<SweepRequest> build_sweep_table() {
     r.key = o.key, r.flag = o.flag, r.kind = o.kind, r.help = o.help, r.unit = o.unit, r.choices = o.choices;
     r.default_text = o.default_text, r.use = o.use, r.required = o.required;
     if (o.key == "gbs") r.default_text = "⌈4,194,304 / seq⌉, the same for every plan";
-    if (o.key == "stack") r.help = "software stack (auto: from each plan's sharding term)";
     auto set = o.set;
     auto get = o.get;
     r.set = [set](R& x, const std::string& v) { set(x.setup.base, v); };
     r.get = [get](const R& x) { return get(x.setup.base); };
+    if (o.key == "stack") {
+      // The sweep compares plans on ONE stack (Megatron when auto: fsdp is then Megatron-FSDP) unless given a list;
+      // every result names its stack.
+      r.kind = OptionKind::Text;
+      r.help = "software stack(s) every plan runs on: one of auto, megatron, megatron-legacy, pytorch, or a comma list "
+               "to compare stacks (auto: megatron for every scheme; results never switch stacks silently)";
+      r.default_text = "megatron";
+      r.set = [](R& x, const std::string& v) {
+        x.setup.stacks = parse_list<Stack>(v, "--stack", [](const std::string& s) { return parse_stack(s); });
+        for (Stack& s : x.setup.stacks)
+          if (s == Stack::Auto) s = Stack::Megatron;
+        std::sort(x.setup.stacks.begin(), x.setup.stacks.end());
+        x.setup.stacks.erase(std::unique(x.setup.stacks.begin(), x.setup.stacks.end()), x.setup.stacks.end());
+        x.setup.base.train.stack = x.setup.stacks.size() == 1 ? x.setup.stacks.front() : Stack::Auto;
+      };
+      r.get = [](const R& x) -> std::optional<std::string> {
+        return list_text(x.setup.stacks, [](Stack s) { return to_string(s); });
+      };
+    }
     t.push_back(std::move(r));
   }
   t.push_back(integer<R>(
@@ -340,8 +357,7 @@ SweepRequest sweep_request(const std::vector<OptionValue>& values) {
   std::vector<OptionValue> scen;
   for (const auto& v : values)
     if (find_option(scenario_options(), v.key)) scen.push_back(v);
-  conflicting_options(scen, "tp_comm_overlap", "no_tp_comm_overlap",
-                      "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  check_scenario_conflicts(scen);
   apply_options(sweep_options(), values, r);
   if (r.setup.base.model.empty()) throw InputError("--model is required (a built-in name or a model JSON path)");
   if (r.setup.gpus <= 0) throw InputError("--gpus is required (the number of GPUs to plan for)");

@@ -12,6 +12,9 @@ namespace parsim {
 // ---- memory ----
 struct StaticMemory {
   double weights = 0, grads = 0, optimizer = 0;  // bytes on one rank of the stage
+  double fp8_cache = 0;   // Transformer Engine's fp8 weight + transpose copies kept across the step's micro-batches
+  double workspace = 0;   // library workspaces allocated through PyTorch (Transformer Engine's cuBLAS workspace)
+  double total() const { return weights + grads + optimizer + fp8_cache + workspace; }
 };
 // Parameters one rank of the stage holds (after TP / EP / ETP): its chunks' layers (PipelinePlacement: both copies
 // under DualPipe), the embedding with the first virtual stage, the head with the last — split into dense parameters

@@ -249,6 +249,6 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(a.clean_error());
   CHECK(b.clean_error());
   CHECK(a.err == b.err);
-  CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, pytorch)") != std::string::npos);
+  CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, megatron-legacy, pytorch)") != std::string::npos);
   CHECK(run_parsim("--model llama7b --plan tp8 --tp-comm-overlap --no-tp-comm-overlap").clean_error());
 }

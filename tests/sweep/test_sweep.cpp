@@ -128,6 +128,9 @@ TEST_CASE("each result is what predict computes for the same flags") {
     std::vector<std::string> flags = sweep_base_flags(setup.base);
     const auto own = result_flags(x);
     flags.insert(flags.end(), own.begin(), own.end());
+    std::string joined;
+    for (const auto& f : flags) joined += f + " ";
+    CAPTURE(joined);
     ScenarioInput a;
     apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "reproduction"), a);
     const Scenario sc = resolve_scenario(a);
@@ -436,4 +439,28 @@ TEST_CASE("bad sweep inputs") {
   s = small_setup();
   s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
+}
+
+TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
+  // small_setup() compares zero0, zero1 and fsdp with the stack left on auto: all on Megatron (fsdp = Megatron-FSDP),
+  // never PyTorch's FSDP slipped in beside Megatron's DDP; the space line says so.
+  const SweepReport& r = base_report();
+  bool saw_fsdp = false;
+  for (const auto& x : r.ranked) {
+    CHECK(x.stack == Stack::Megatron);
+    saw_fsdp = saw_fsdp || x.plan.sharding == Sharding::FSDP;
+  }
+  CHECK(saw_fsdp);
+  CHECK(r.space.find("--stack megatron") != std::string::npos);
+  // Two stacks listed: the space is enumerated once per stack, so evaluated candidates double and both stacks appear.
+  SweepSetup two = small_setup();
+  two.stacks = {Stack::Megatron, Stack::PyTorch};
+  CHECK(sweep_stacks(two) == std::vector<Stack>{Stack::Megatron, Stack::PyTorch});
+  const SweepReport b = run_sweep(two, threads(1));
+  CHECK(b.evaluated == 2 * r.evaluated);
+  bool mega = false, torch = false;
+  for (const auto& x : b.ranked) (x.stack == Stack::Megatron ? mega : torch) = true;
+  CHECK(mega);
+  CHECK(torch);
+  CHECK(b.space.find("--stack megatron,pytorch") != std::string::npos);
 }

@@ -93,6 +93,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.recompute = sc.train.recompute;
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
+  o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
   return o;
 }
 
@@ -147,15 +148,49 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
   const double n = std::max(1, k.shard_degree);
   // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
   const ShardingTraits& sh = sharding_traits(sc.plan.sharding);
-  const StateBytes b = sh.state_bytes(sc.train.precision, n);
+  const ShardingImpl& impl = sh.impl(sc.train.stack);
+  const StateBytes b = impl.state_bytes(sc.train.precision, n);
   StaticMemory m{b.weights * psi.dense, b.grads * psi.dense, b.optimizer * psi.dense};
   if (psi.expert > 0) {
     // Routed experts: the rank's experts/ep experts, each ÷ etp (layer_params_per_rank), their state sharded over the
     // expert-DP group (Megatron-Core's distributed optimizer shards expert parameters over expert_data_parallel_group).
-    const StateBytes be = sh.state_bytes(sc.train.precision, std::max(1, k.expert_shard_degree));
+    const StateBytes be = impl.state_bytes(sc.train.precision, std::max(1, k.expert_shard_degree));
     m.weights += be.weights * psi.expert;
     m.grads += be.grads * psi.expert;
     m.optimizer += be.optimizer * psi.expert;
+  }
+  // --no-grad-reduce-in-fp32: Megatron's gradient buffer holds the 16-bit grads (param_and_grad_buffer.py: grad_dtype
+  // = param dtype unless grad_reduce_in_fp32), half of the fp32 main grads.
+  if (!sc.train.grad_reduce_in_fp32 && sc.train.precision != Precision::FP32 &&
+      grad_wire_bytes(sc.plan.sharding, sc.train.precision, sc.train.stack) == 4)
+    m.grads *= 0.5;
+  if (sc.train.stack == Stack::Megatron) {
+    // Transformer Engine's fp8 weight caches: with fp8 every TE Linear keeps the fp8 copy of its weight, cast on the
+    // first micro-batch and reused by the others (TE pytorch/module/base.py get_weight_workspace with
+    // is_first_microbatch, which Megatron-Core passes), 1 B per parameter of the layers' GEMMs (norms, biases and
+    // the embedding/LM head stay 16-bit and are left out). Where the GPU's fp8 GEMMs take only the TN layout
+    // (Hopper) TE also keeps the weight's transpose for dgrad (TE Float8Quantizer: create_transpose =
+    // columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()): 1 B more. Blackwell runs non-TN fp8 GEMMs, so
+    // Megatron's default per-tensor recipe keeps no transpose there (MXFP8, which parsim does not distinguish,
+    // would keep a column-wise copy: +1 + 2/32 B); CDNA is taken as Blackwell [U: TE-ROCm's layout support not
+    // checked; A0001 (MI325X fp8) agrees]. Parameters gathered per layer (Megatron-FSDP) are cast per use instead.
+    if (sc.train.precision == Precision::FP8 && !sh.shards_params) {
+      // The stage's layer parameters (dense and expert GEMMs): its parameters less the embedding and LM head.
+      double layer_psi = psi.total();
+      const PipelinePlacement& place = k.placement;
+      for (int c = 0; c < place.chunks; ++c) {
+        const EdgeWork e = edge_work(place.vstage(stage, c), place.virtual_stages(), true, true, true);
+        if (e.embedding) layer_psi -= k.embed_params;
+        if (e.head) layer_psi -= k.head_params;
+      }
+      const bool tn_only = sc.hw.gpu.arch == GpuArch::Hopper;
+      m.fp8_cache = layer_psi * (tn_only ? 2.0 : 1.0);
+    }
+    // TE allocates one cuBLAS workspace as a torch tensor (so it counts in torch.cuda.max_memory_allocated):
+    // 32 MiB on compute capability ≥ 9 (Hopper, Blackwell), 4 MiB before (TE pytorch/module/base.py
+    // get_cublas_workspace_size_bytes).
+    const GpuArch a = sc.hw.gpu.arch;
+    m.workspace = (a == GpuArch::Hopper || a == GpuArch::Blackwell ? 32.0 : 4.0) * kMiB;
   }
   return m;
 }
@@ -193,7 +228,7 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
   double best = -1;
   for (std::size_t s = 0; s < dyn_peak.size(); ++s) {
     const StaticMemory st = static_memory(sc, k, static_cast<int>(s));
-    const double alloc = st.weights + st.grads + st.optimizer + dyn_peak[s];
+    const double alloc = st.total() + dyn_peak[s];
     const double device = alloc + overhead_bytes(sc, alloc);
     m.per_stage_peak_gib[s] = device / kGiB;
     if (stages && s < stages->size()) {
@@ -208,6 +243,8 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
       m.weights_gib = st.weights / kGiB;
       m.grads_gib = st.grads / kGiB;
       m.optimizer_gib = st.optimizer / kGiB;
+      m.fp8_cache_gib = st.fp8_cache / kGiB;
+      m.workspace_gib = st.workspace / kGiB;
       m.activations_gib = act_at_peak[s] / kGiB;
       m.buffers_gib = buf_at_peak[s] / kGiB;
       m.overhead_gib = (device - alloc) / kGiB;
@@ -307,7 +344,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
         return x.t != y.t ? x.t < y.t : x.delta < y.delta;  // frees before allocations at the same instant
       });
     const StaticMemory st = static_memory(sc, k, s);
-    const double base = st.weights + st.grads + st.optimizer;
+    const double base = st.total();
     double cur_act = 0, cur_buf = 0;
     if (counter) counter->push_back({s, 0, base});
     for (const MemEvent& x : e) {

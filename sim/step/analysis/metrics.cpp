@@ -189,11 +189,16 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
 void finish_throughput(const Scenario& sc, StepReport& rep) {
   const Plan& pl = sc.plan;
   const double seqs = static_cast<double>(sc.train.gbs);
-  rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
-  rep.hardware_flops_per_step = hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute);
+  // Causal attention counted as causal (Megatron-Core ≥ v0.12, commit 8873b55d6a): a 128k-token step is not credited
+  // with the masked half of its s² attention. The full-s² figure (Megatron ≤ core v0.11, PaLM) is kept beside it.
+  rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq, AttentionCount::Causal);
+  rep.model_flops_full_attention_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
+  rep.hardware_flops_per_step =
+      hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute, AttentionCount::Causal);
   const double peak = sc.hw.gpu.peak_flops(sc.train.precision) * pl.world();
   if (rep.step_time_s > 0) {
     rep.mfu = rep.model_flops_per_step / (rep.step_time_s * peak);
+    rep.mfu_full_attention = rep.model_flops_full_attention_per_step / (rep.step_time_s * peak);
     rep.hfu = rep.hardware_flops_per_step / (rep.step_time_s * peak);
     rep.tflops_per_gpu = rep.model_flops_per_step / rep.step_time_s / pl.world() * 1e-12;
     rep.tokens_per_s = seqs * static_cast<double>(sc.train.seq) / rep.step_time_s;

@@ -11,7 +11,8 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const Plan& pl = sc.plan;
   const TrainingConfig& tr = sc.train;
   // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
-  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's.
+  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's. The legacy
+  // Megatron stack predates Transformer Engine (apex fused kernels, no fp8): the PyTorch-native kernel profile.
   const bool megatron = tr.stack == Stack::Megatron;
   const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
   const Hardware& hw = megatron ? hw_te : sc.hw;
@@ -19,7 +20,7 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const CostContext c{sc, hw, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
                       tr.tp_comm_overlap};
   StepCosts out;
-  out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
+  out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp, tr.split);
   out.placement = pipeline_placement(tr.schedule, pl.pp, pl.vpp);
   // Each distinct layer kind is costed once (DeepSeek-V3: dense and MoE FFN layers; GPT-OSS: full and sliding
   // attention); kind_prefix counts them so that any range of layers costs Σ count · cost.

@@ -75,7 +75,10 @@ private:
   // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
   bool has_dp() const { return has_dp_; }
   bool has_expert_dp() const { return has_expert_dp_; }
-  double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
+  double grad_wire_bytes() const {
+    return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack,
+                                   sc_.train.grad_reduce_in_fp32);
+  }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
   // parameters (forward, combined backward, B).
