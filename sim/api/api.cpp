@@ -127,6 +127,15 @@ const OptionTable<PredictRequest>& predict_options() {
           if (r.trace.empty()) return std::nullopt;
           return r.trace;
         }));
+    t.push_back(text<PredictRequest>(
+        "svg", "--svg",
+        "also write a picture of the step as a standalone SVG file: a lane per pipeline stage and per communication "
+        "axis, passes by kind, the bubble, exposed communication, headline numbers",
+        "", [](PredictRequest& r, const std::string& v) { r.svg = v; },
+        [](const PredictRequest& r) -> std::optional<std::string> {
+          if (r.svg.empty()) return std::nullopt;
+          return r.svg;
+        }));
     t.push_back(choice<PredictRequest>(
         "trace_detail", "--trace-detail", "per-layer slices in the trace, or one slice per pass",
         {"layers", "passes"}, "layers", [](PredictRequest& r, const std::string& v) { r.trace_layers = v == "layers"; },
@@ -149,11 +158,12 @@ Prediction run_predict(const PredictRequest& r) {
   p.scenario = resolve_scenario(r.scenario);
   Evaluator ev;
   EvalOptions opt;
-  opt.keep_timeline = !r.trace.empty();
+  opt.keep_timeline = !r.trace.empty() || !r.svg.empty();
   p.report = ev.run(p.scenario, opt);
   if (r.run.tokens > 0)
     p.train = train_estimate(p.scenario, p.report, r.run.tokens, r.run.price_per_gpu_hour, r.run.goodput);
   if (!r.trace.empty()) write_trace(r.trace, p.scenario, ev, p.report, r.trace_layers);
+  if (!r.svg.empty()) write_text_file(r.svg, step_svg(p.scenario, ev, p.report), "--svg");
   return p;
 }
 

@@ -19,6 +19,7 @@
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
 #include "sim/present/render.hpp"
+#include "sim/present/svg.hpp"
 #include "sim/present/sweep_io.hpp"
 #include "sim/sweep/sweep.hpp"
 
@@ -41,6 +42,7 @@ struct PredictRequest {
   ScenarioInput scenario;
   TrainRun run;
   std::string trace;         // write the timeline as Chrome-trace JSON here ("" = none)
+  std::string svg;           // write the picture of the step here ("" = none)
   bool trace_layers = true;  // per-layer slices in the trace
   std::string format = "table";  // command line only: table | json
 };

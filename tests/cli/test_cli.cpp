@@ -222,3 +222,17 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, pytorch)") != std::string::npos);
   CHECK(run_parsim("--model llama7b --plan tp8 --tp-comm-overlap --no-tp-comm-overlap").clean_error());
 }
+
+TEST_CASE("predict --svg writes the picture of the step; an unwritable path is a one-line error") {
+  const std::string path = "cli_step_" + std::to_string(getpid()) + ".svg";
+  const Run r = run_parsim("--model llama7b --plan tp8pp2dp4 --gbs 16 --format json --svg " + path);
+  CHECK(r.status == 0);
+  CHECK(json::parse(r.out).contains("step_time_s"));  // stdout is still the JSON alone
+  const std::string svg = slurp(path);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  std::remove(path.c_str());
+  const Run bad = run_parsim("--model llama7b --plan tp8pp2dp4 --svg /nonexistent-dir/step.svg");
+  CHECK(bad.clean_error());
+  CHECK(bad.err.find("--svg '/nonexistent-dir/step.svg'") != std::string::npos);
+}
