@@ -4,6 +4,7 @@
 
 #include "plans/scenario.hpp"
 #include "sim/step/evaluate.hpp"
+#include "sim/sweep/sweep.hpp"
 #include "tests/present/xml.hpp"
 
 #include <doctest/doctest.h>
@@ -160,4 +161,79 @@ TEST_CASE("step picture: a long step is aggregated and detailed at both ends, an
   CHECK(d.svg.size() < 200 * 1024);
   // The exposed communication colour appears (tp8 all-reduce without overlap is exposed).
   CHECK(slices(*root, svg::kVermillion) > 0);
+}
+
+namespace {
+const XmlNode* by_id(const XmlNode& root, const std::string& id) {
+  for (const XmlNode* g : root.all("g"))
+    if (g->attr("id") == id) return g;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("sweep picture: a point per feasible plan, the Pareto front, the capacity and headroom lines") {
+  // llama2-7b on 8 H100, gbs 32, mbs 1, no recompute, tp ∈ {1, 2, 4, 8}, pp 1: a small space; each feasible plan is
+  // one circle in the "plans" group, each Pareto plan one ring in the "pareto" group.
+  SweepSetup setup;
+  setup.base.model = "llama2-7b";
+  setup.base.train.gbs = 32;
+  setup.gpus = 8;
+  setup.filter.pp = {1};
+  setup.filter.mbs = {1};
+  setup.filter.recompute = {Recompute::None};
+  SweepOptions opt;
+  opt.threads = 1;
+  const SweepReport rep = run_sweep(setup, opt);
+  REQUIRE(rep.ranked.size() >= 3);
+  const std::string text = sweep_svg(rep, 8.0, 3);
+  const auto root = parse_xml(text);
+  check_standalone(*root, text);
+  const XmlNode* plans = by_id(*root, "plans");
+  const XmlNode* front = by_id(*root, "pareto");
+  REQUIRE(plans);
+  REQUIRE(front);
+  CHECK(plans->all("circle").size() == rep.ranked.size());
+  CHECK(front->all("circle").size() == rep.pareto.size());
+  CHECK(texts_starting(*root, "Pareto front") == 1);
+  CHECK(texts_starting(*root, "GPU capacity ") == 1);
+  CHECK(texts_starting(*root, "headroom 8.0 GiB") == 1);
+  // The 3 fastest plans are listed by name, fastest first.
+  std::vector<std::string> listed;
+  for (const XmlNode* t : root->all("text"))
+    if (t->attr("font-weight") == "bold" && t->attr("font-size") == "12" && t->text.find("mbs") != std::string::npos)
+      listed.push_back(t->text);
+  REQUIRE(listed.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(listed[i].rfind(rep.ranked[i].plan.to_string() + "  mbs 1", 0) == 0);
+  // The points' x positions are proportional to peak memory: x = 92 + peak / x_hi · 780 with x_hi = 1.04 × max(
+  // capacity, largest peak) — the fastest plan's circle sits there.
+  double cap = 0, hi = 0;
+  for (const auto& p : rep.ranked) cap = std::max(cap, p.capacity_gib), hi = std::max(hi, p.peak_gib);
+  const double x_hi = std::max(cap, hi) * 1.04;
+  const XmlNode* fastest = plans->all("circle").back();  // drawn slowest first
+  CHECK(std::stod(fastest->attr("cx")) == doctest::Approx(92 + rep.ranked[0].peak_gib / x_hi * 780).epsilon(0.002));
+}
+
+TEST_CASE("ranks picture: compute, exposed communication, memcpy and idle add up to each rank's window") {
+  // Three ranks of 1.0 s windows; the longest value 1.0 s is drawn in ms (time_unit: < 2 s) on ticks 0, 100, …,
+  // 1000 ms, so the axis ends at 1000 ms and 1 ms is 880 / 1000 px (plot width 1280 − 150 − 250 = 880 px).
+  RanksPicture p;
+  p.title = "parsim profile: 3 ranks";
+  p.ranks = {{"rank 0", 1.0, 0.60, 0.30, 0.10, 0.05, 0.25},
+             {"rank 1", 1.0, 0.70, 0.20, 0.05, 0.00, 0.25},
+             {"rank 2", 1.0, 0.50, 0.40, 0.20, 0.00, 0.30}};
+  p.straggler = 1;
+  const std::string text = ranks_svg(p);
+  const auto root = parse_xml(text);
+  check_standalone(*root, text);
+  // One compute bar per rank (blue), one exposed-communication bar each, one memcpy bar (only rank 0 has any), and
+  // one thin all-communication bar each.
+  CHECK(slices(*root, svg::kBlue) == 3);
+  CHECK(slices(*root, svg::kVermillion) == 3);
+  CHECK(slices(*root, svg::kYellow) == 1);
+  CHECK(slices(*root, svg::kCommHidden) == 3);
+  // Rank 0's compute bar: 0.60 s = 600 ms → 600 × 0.88 = 528 px wide.
+  for (const XmlNode* path : root->all("path"))
+    if (path->attr("fill") == svg::kBlue) CHECK(path->attr("d").find("h528v") != std::string::npos);
+  CHECK(texts_starting(*root, "◀ slowest") == 1);
+  CHECK(texts_starting(*root, "rank ") == 3);
 }
