@@ -2,11 +2,11 @@
 #include "sim/present/svg.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 namespace parsim {
 
@@ -262,10 +262,7 @@ double legend(Doc& d, double x, double y, double max_width, const std::vector<Le
 }  // namespace svg
 
 void write_text_file(const std::string& path, const std::string& content, const std::string& flag) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw InputError(flag + " '" + path + "' cannot be written (check the directory exists and is writable)");
-  f << content;
-  if (!f) throw InputError(flag + " '" + path + "': write failed");
+  write_output_file(path, content, flag);  // "cannot write --svg 'x.svg': No such file or directory"
 }
 
 }  // namespace parsim
