@@ -15,6 +15,8 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
   if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
   if (t.stack == Stack::Auto) t.stack = sharding_traits(p.sharding).default_stack;
+  if (t.log_interval <= 0) t.log_interval = t.stack == Stack::Megatron ? 100 : 10;  // Megatron-LM --log-interval;
+                                                                                      // torchtitan metrics.log_freq
   if (t.tp_comm_overlap_auto) {
     t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
     t.tp_comm_overlap_auto = false;
@@ -33,7 +35,7 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
 
 bool is_resolved(const TrainingConfig& t) {
   return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.stack != Stack::Auto && !t.tp_comm_overlap_auto &&
-         t.bucket_bytes > 0;
+         t.bucket_bytes > 0 && t.log_interval > 0;
 }
 
 Scenario resolve_scenario(const ScenarioInput& in) {
@@ -171,6 +173,32 @@ OptionTable<In> build_table() {
       "fused flash-attention kernel, or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
       {"flash", "unfused"}, "flash", [](In& x, const std::string& v) { x.train.flash_attention = v == "flash"; },
       [](const In& x) -> std::optional<std::string> { return x.train.flash_attention ? "flash" : "unfused"; }, P | S));
+  t.push_back(flag<In>(
+      "cuda_graphs", "--cuda-graphs",
+      "layer passes captured as CUDA graphs (Megatron --enable-cuda-graph, TE make_graphed_callables, torch.compile "
+      "reduce-overhead): one launch per layer pass instead of one per kernel",
+      [](In& x) { x.train.cuda_graphs = true; }, [](const In& x) { return x.train.cuda_graphs; }, P | S));
+  t.push_back(integer<In>(
+      "log_interval", "--log-interval", "steps between training logs (timers with barriers, loss .item())", "steps",
+      "the stack's: Megatron-LM 100, torchtitan 10", 1000000, [](In& x, std::int64_t v) { x.train.log_interval = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.log_interval <= 0) return std::nullopt;
+        return x.train.log_interval;
+      },
+      P | S));
+  t.push_back(flag<In>(
+      "deterministic", "--deterministic",
+      "Megatron --deterministic-mode: NaN-filled allocations (one fill kernel each) and deterministic kernels",
+      [](In& x) { x.train.deterministic = true; }, [](const In& x) { return x.train.deterministic; }, P | S));
+  t.push_back(flag<In>(
+      "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
+      "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",
+      [](In& x) { x.train.log_num_zeros_in_grad = true; }, [](const In& x) { return x.train.log_num_zeros_in_grad; },
+      P | S));
+  t.push_back(flag<In>(
+      "log_params_norm", "--log-params-norm",
+      "Megatron --log-params-norm: the parameter norm every step (multi-tensor l2 norm, an all-reduce, a sync)",
+      [](In& x) { x.train.log_params_norm = true; }, [](const In& x) { return x.train.log_params_norm; }, P | S));
   t.push_back(flag<In>(
       "fsdp_no_sync", "--fsdp-no-sync",
       "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)",

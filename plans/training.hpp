@@ -43,6 +43,13 @@ struct TrainingConfig {
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
   bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
+  // The host (docs/host-model.md): how the framework issues the step.
+  bool cuda_graphs = false;           // layer passes captured as CUDA graphs (Megatron --enable-cuda-graph / TE
+                                      // make_graphed_callables, torch.compile mode="reduce-overhead"): one launch each
+  int log_interval = 0;               // steps between training logs (timers, loss .item()); 0 = the stack's default
+  bool deterministic = false;         // Megatron --deterministic-mode: NaN-filled allocations, deterministic kernels
+  bool log_num_zeros_in_grad = false; // Megatron --log-num-zeros-in-grad (per-step count + sync)
+  bool log_params_norm = false;       // Megatron --log-params-norm (per-step norm + sync)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
 };
 

@@ -23,6 +23,7 @@ void TaskGraph::clear() {
   kernels_.clear();
   host_order_.clear();
   drain_.clear();
+  sync_after_.clear();
   nic_ns_.clear();
   dep_from_.clear();
   dep_to_.clear();
@@ -43,6 +44,7 @@ void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {
   kernels_.reserve(tasks);
   host_order_.reserve(tasks);
   drain_.reserve(tasks);
+  sync_after_.reserve(tasks);
   nic_ns_.reserve(tasks);
   host_items_.reserve(tasks);
   dep_from_.reserve(deps);
@@ -83,6 +85,7 @@ TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) 
   kernels_.push_back(0);
   host_order_.push_back(kNotOnHost);
   drain_.push_back(0);
+  sync_after_.push_back(0);
   nic_ns_.push_back(0);
   return static_cast<TaskId>(duration_.size() - 1);
 }
@@ -92,7 +95,7 @@ void TaskGraph::add_dep(TaskId before, TaskId after) {
   dep_to_.push_back(after);
 }
 
-void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order) {
+void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns) {
   if (task >= duration_.size() || stream_class_[stream_[task]] == StreamClass::Host)
     throw std::logic_error("issue: not a GPU task");
   if (host_order_[task] != kNotOnHost) throw std::logic_error("issue: task already issued");
@@ -100,6 +103,10 @@ void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::u
   host_ns_[task] = host_ns;
   kernels_[task] = std::max<std::uint32_t>(1, kernels);
   host_order_[task] = order;
+  if (sync_after_ns >= 0) {
+    drain_[task] = 1;
+    sync_after_[task] = sync_after_ns;
+  }
   host_items_.push_back(task);
 }
 
@@ -193,12 +200,14 @@ double Executor::rate(const TaskGraph& g, TaskId t) const {
 // issued and has run (floor_).
 void Executor::schedule_end(const TaskGraph& g, TaskId t, TimeNs now) {
   (void)g;
-  push(std::max(now + stretched(remaining_[t], rate_[t]), floor_[t]), t);
+  push(std::max(std::max(now, last_update_[t]) + stretched(remaining_[t], rate_[t]), floor_[t]), t);
 }
 
 void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate) {
-  remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
-  last_update_[t] = now;
+  if (now > last_update_[t]) {  // (a task that starts later has done no work yet)
+    remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
+    last_update_[t] = now;
+  }
   rate_[t] = rate(g, t);
   ++version_[t];
   schedule_end(g, t, now);
@@ -210,7 +219,7 @@ void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& o
   if (pending_preds_[t] != 0) return;
   if (g.host_order_[t] != TaskGraph::kNotOnHost) {
     if (!issued_[t]) return;  // the host has not reached it: it calls try_start when it issues it
-    if (ready_at_[t] > now) {  // issued, but its first kernel is not launched yet
+    if (ready_at_[t] > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
       if (wake_at_[s] != ready_at_[t]) {
         wake_at_[s] = ready_at_[t];
         push_wake(ready_at_[t], s);
@@ -218,14 +227,19 @@ void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& o
       return;
     }
   }
+  // A compute task whose first kernel is launched later starts then, without a wake event: the stream is held for
+  // it (in-order: nothing else could start on it), and rate changes before its start only re-plan its end
+  // (replan() counts no work before last_update_). Communication tasks wait for a wake: they change the device's
+  // SM-contention and NIC state when they start.
+  const TimeNs at = std::max(now, ready_at_[t]);
   ++stream_pos_[s];
   stream_busy_[s] = 1;
   stream_running_[s] = t;
   started_[t] = 1;
-  out.start[t] = now;
+  out.start[t] = at;
   const int dev = g.stream_device_[s];
   remaining_[t] = static_cast<double>(g.duration_[t]);
-  last_update_[t] = now;
+  last_update_[t] = at;
   if (g.stream_class_[s] == StreamClass::Comm) {
     set_comm_active(g, dev, +1, now);
     if (g.nic_ns_[t] > 0) set_nic_active(g, dev, +1, now, t);
@@ -280,6 +294,14 @@ void Executor::queue_constraint(const TaskGraph& g, int device, TimeNs /*now*/, 
 
 void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& out) {
   if (hwait_[dev] != HostWait::None) return;
+  if (hsync_[dev] >= 0) {  // a sync after an issue: wait for the drain, then its host time
+    if (outstanding_[dev] > 0) {
+      hwait_[dev] = HostWait::Drain;
+      return;
+    }
+    hfree_[dev] = std::max(hfree_[dev], now) + hsync_[dev];
+    hsync_[dev] = -1;
+  }
   const std::uint32_t end = host_begin_[dev + 1];
   const int q = g.device_queue_[dev];
   while (hpos_[dev] < end) {
@@ -299,6 +321,13 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       started_[t] = 1;
       hfree_[dev] = s + g.duration_[t];
       ++hpos_[dev];
+      if (succ_begin_[t] == succ_begin_[t + 1]) {
+        // Nothing depends on it but the program order, which hfree_ carries: it ends without an event.
+        out.end[t] = hfree_[dev];
+        out.makespan = std::max(out.makespan, hfree_[dev]);
+        ++host_done_;
+        continue;
+      }
       push(hfree_[dev], t);
       continue;
     }
@@ -331,6 +360,17 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       }
     }
     try_start(g, g.stream_[t], now, out);
+    if (g.drain_[t]) {
+      hsync_[dev] = g.sync_after_[t];
+      if (hwait_[dev] != HostWait::None) return;  // the launch queue first; the sync when the host resumes
+      if (outstanding_[dev] > 0) {
+        hwait_[dev] = HostWait::Drain;
+        return;
+      }
+      hfree_[dev] = std::max(hfree_[dev], now) + hsync_[dev];
+      hsync_[dev] = -1;
+      continue;
+    }
     if (hwait_[dev] != HostWait::None) return;
   }
 }
@@ -405,12 +445,14 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   hwait_task_.assign(nd, 0);
   hwait_frac_.assign(nd, 0.0);
   hwait_extra_.assign(nd, 0);
+  hsync_.assign(nd, -1);
   outstanding_.assign(nd, 0);
   issued_.assign(n, 0);
   ready_at_.assign(n, 0);
   floor_.assign(n, 0);
   started_.assign(n, 0);
   resume_.clear();
+  host_done_ = 0;
 
   stream_busy_.assign(ns, 0);
   wake_at_.assign(ns, -1);
@@ -483,8 +525,8 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     if (gpu) try_start(g, s, now, out);
     run_resumes(now);
   }
-  if (done != n) {
-    throw std::logic_error("engine: deadlock — " + std::to_string(n - done) + " of " + std::to_string(n) +
+  if (done + host_done_ != n) {
+    throw std::logic_error("engine: deadlock — " + std::to_string(n - done - host_done_) + " of " + std::to_string(n) +
                            " tasks can never start (cycle through dependencies, stream order and host program order)");
   }
 }

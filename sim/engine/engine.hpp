@@ -65,7 +65,10 @@ public:
   // The host of the task's device issues this GPU task (on a Compute or Comm stream): `host_ns` of host time for
   // `kernels` ≥ 1 GPU operations, at position `order` of the host's program (smaller first; equal orders keep the
   // order of the calls).
-  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order);
+  // With `sync_after_ns` ≥ 0 the host synchronizes right after issuing it (torch.cuda.synchronize(): it waits until
+  // every GPU task it issued, this one included, has finished, then spends sync_after_ns) — the same as a drain
+  // host task at the next position, without a task of its own.
+  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1);
   // Host work of `device` at program position `order`: `duration` of host time once its dependencies have finished
   // (and, with `drain`, once every GPU task the host issued before it has finished).
   TaskId add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain = false);
@@ -104,7 +107,8 @@ private:
   std::vector<TimeNs> host_ns_;        // issue cost (GPU tasks) — 0 when not issued
   std::vector<std::uint32_t> kernels_; // GPU operations of an issued task
   std::vector<std::uint64_t> host_order_;  // program position, kNotOnHost when not on a host program
-  std::vector<std::uint8_t> drain_;    // host tasks: wait for the issued GPU work to drain
+  std::vector<std::uint8_t> drain_;    // host tasks: wait for the issued GPU work to drain; GPU tasks: sync after issue
+  std::vector<TimeNs> sync_after_;     // GPU tasks with drain_: host time of the sync once drained
   std::vector<TimeNs> nic_ns_;
   std::vector<TaskId> dep_from_, dep_to_;
   std::vector<int> stream_device_;
@@ -173,7 +177,9 @@ private:
   std::vector<TaskId> hwait_task_;     // Start: the task whose start the host waits for
   std::vector<double> hwait_frac_;     // … the waited-for kernel's position inside it (fraction of its duration)
   std::vector<TimeNs> hwait_extra_;    // … host time from that kernel's start to the end of the blocked issue
+  std::vector<TimeNs> hsync_;          // per device: a sync after an issue is pending (its host time; -1: none)
   std::vector<int> resume_;            // devices whose host can go on (processed after each event)
+  std::size_t host_done_ = 0;          // host tasks with no successors, finished without an event
   std::vector<std::int64_t> outstanding_;
   std::vector<std::uint8_t> issued_;    // per task: the host has issued it
   std::vector<TimeNs> ready_at_, floor_;

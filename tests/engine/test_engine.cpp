@@ -203,6 +203,27 @@ TEST_CASE("host: a sync drains the queue and exposes the issue of what follows")
   }
 }
 
+TEST_CASE("host: a sync right after an issue (sync_after) equals a drain host task at the next position") {
+  // The same step as above with the sync folded into A's issue (Megatron's batch_isend_irecv then
+  // torch.cuda.synchronize()): A runs [10, 110]; the host drains until 110 and spends 20 µs → 130; B is issued
+  // [130, 180], its first kernel at 140 and its last at 180 + 100/5 = 200 ≤ 240: B runs [140, 240].
+  TaskGraph g;
+  int d = g.add_device();
+  StreamId s = g.add_stream(d, StreamClass::Compute);
+  TaskId a = g.add_task(s, 100000, 0);
+  g.issue(a, 10000, 1, 0, /*sync_after_ns=*/20000);
+  TaskId b = g.add_task(s, 100000, 0);
+  g.issue(b, 50000, 5, 2);
+  Executor ex;
+  Timeline tl;
+  ex.run(g, tl);
+  CHECK(tl.start[a] == 10000);
+  CHECK(tl.end[a] == 110000);
+  CHECK(tl.start[b] == 140000);
+  CHECK(tl.end[b] == 240000);
+  CHECK(tl.makespan == 240000);
+}
+
 TEST_CASE("host: a host task waits for its dependencies (a stream sync), not for the whole device") {
   // A on the compute stream [1, 101] µs; C on the comm stream, 500 µs, issued second ([1, 2]) → runs [2, 502].
   // The host task waits for A only (.item() on the compute stream): [101, 121]; D, issued after it, starts at 122.

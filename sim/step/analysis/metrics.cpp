@@ -102,6 +102,7 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
       case TaskKind::PipeRecv: pp[s].push_back(iv); break;
       case TaskKind::GradReduce:
       case TaskKind::ParamGather: dp[s].push_back(iv); break;
+      case TaskKind::HostWork: break;  // host time: it shows as GPU idle where it is exposed
     }
   }
 

@@ -9,6 +9,20 @@
 
 namespace parsim {
 
+const char* host_part_name(HostPart p) {
+  switch (p) {
+    case HostPart::None: return "host";
+    case HostPart::StepBegin: return "zero_grad";
+    case HostPart::Data: return "get_batch";
+    case HostPart::LossSync: return "loss NaN/Inf check (sync)";
+    case HostPart::P2PSync: return "p2p synchronize";
+    case HostPart::GradCheck: return "grad NaN check";
+    case HostPart::PreStep: return "grad checks / found-inf / grad norm (sync)";
+    case HostPart::PostStep: return "post-step reductions and logging";
+  }
+  return "host";
+}
+
 namespace lowering {
 
 std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
@@ -69,8 +83,14 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
   return out;
 }
 
-void Builder::add_pass(int stage, const PipeOp& op) {
+void Builder::add_pass(int stage, const PipeOp& op, std::size_t j) {
   const int vs = vstage(stage, op.chunk);
+  const std::uint64_t base = op_key(j);
+  const HostModel& h = k_.host;
+  // get_batch on the first virtual stage (and, for Megatron, on the last, which reads the labels), before the forward.
+  if (op.kind == PipeOp::Forward && (vs == 0 || (h.megatron() && vs == P_ * V_ - 1)) && h.data_s > 0)
+    host_task(stage, h.data_s + (h.data_sync ? h.sync_s : 0), HostPart::Data, base + kKeyData, h.data_sync,
+              op.microbatch);
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
@@ -94,17 +114,26 @@ void Builder::add_pass(int stage, const PipeOp& op) {
       cost += k_.head[kind];
       params += k_.head_params;
     }
-    const std::uint64_t key = (fwd ? 1u : 0u) | (static_cast<std::uint64_t>(layers) << 1) |
-                              (e.embedding ? 1ull << 40 : 0) | (e.head ? 1ull << 41 : 0) |
-                              (static_cast<std::uint64_t>(op.kind) << 44);
+    const std::uint64_t cost_key = (fwd ? 1u : 0u) | (static_cast<std::uint64_t>(layers) << 1) |
+                                   (e.embedding ? 1ull << 40 : 0) | (e.head ? 1ull << 41 : 0) |
+                                   (static_cast<std::uint64_t>(op.kind) << 44);
     TaskInfo ti{static_cast<TaskKind>(kind), Axis::tp, Collective::AllReduce, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, static_cast<std::int16_t>(lb),
-                static_cast<std::int16_t>(le), 0.0f, intern_cost(key, cost), kNoTask,
+                static_cast<std::int16_t>(le), 0.0f, intern_cost(cost_key, cost), kNoTask,
                 static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0))};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
-    segs_.push_back(Segment{id, lb, le, params});
+    const std::uint64_t key = base + kKeySegments + kKeySegmentStride * i;
+    issue(id, cost.host_s, cost.kernels, key);
+    segs_.push_back(Segment{id, lb, le, params, key});
   }
+  ref.key = base;
   passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)] = ref;
+  // The loss on the last virtual stage: Megatron-Core checks it for NaN/Inf (a device→host sync each) before the
+  // backward is issued.
+  if (fwd && vs == P_ * V_ - 1 && h.loss_syncs > 0) {
+    TaskId sync = host_task(stage, h.loss_syncs * h.sync_s, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
+    g_.add_dep(segs_[ref.first + ref.count - 1].task, sync);
+  }
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
   // places W earlier, which is an error the engine would not see.
   if (op.kind == PipeOp::BackwardWeight) {
@@ -134,6 +163,9 @@ void Builder::add_pipe_recvs(int stage) {
     TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
     g_.add_dep(segs_[prod.first + prod.count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
+    // The host issues the receive (batched with the matching send) before the pass that consumes it; without
+    // interleaving Megatron then synchronizes the device.
+    issue(r, k_.host.p2p_s, 2, cons.key + kKeyRecv, k_.host.p2p_sync ? k_.host.sync_s : -1.0);
   }
 }
 
@@ -160,16 +192,23 @@ void Builder::build(const ScheduleOrder* schedule) {
   for (int vs = 1; vs < P_ * V_; ++vs) chunk_first_layer_[vs] = chunk_first_layer_[vs - 1] + k_.layers_per_chunk[vs - 1];
 
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
+  out_.device.clear();
+  max_ops_ = 0;
+  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched_[s].size());
   for (int s = 0; s < P_; ++s) {
     int dev = g_.add_device(slowdown);
+    g_.set_launch_queue(dev, k_.host.launch_queue);
+    out_.device.push_back(dev);
     out_.compute_stream.push_back(g_.add_stream(dev, engine::StreamClass::Compute));
     out_.pp_stream.push_back(g_.add_stream(dev, engine::StreamClass::Comm));
     out_.dp_stream.push_back(g_.add_stream(dev, engine::StreamClass::Comm));
   }
   std::size_t estimate = static_cast<std::size_t>(P_) * V_ * M_ * 4;
   g_.reserve(estimate, estimate * 2);
-  for (int s = 0; s < P_; ++s)
-    for (const PipeOp& op : sched_[s]) add_pass(s, op);
+  for (int s = 0; s < P_; ++s) {
+    if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
+    for (std::size_t j = 0; j < sched_[s].size(); ++j) add_pass(s, sched_[s][j], j);
+  }
   for (int s = 0; s < P_; ++s) add_pipe_recvs(s);
   for (int s = 0; s < P_; ++s) add_data_parallel(s);
 }
