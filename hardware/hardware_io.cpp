@@ -499,15 +499,9 @@ void read_document(const json& j, const std::string& ctx, bool all, Hardware& hw
   apply_sources(hw, set_paths, given, origin);
 }
 
-json parse_text(const std::string& text, const std::string& ctx) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(ctx + " is not valid JSON: " +
-                     (e.byte >= text.size() ? std::string("unexpected end of file (truncated?)")
-                                            : "invalid JSON at byte " + std::to_string(e.byte)));
-  }
-}
+// The strict reader of sim/core: repeated keys, nesting beyond 64 levels and numbers beyond a double (1e400) are
+// InputErrors too, and errors name the line, column and text.
+json parse_text(const std::string& text, const std::string& ctx) { return parse_json_text(text, ctx); }
 
 void check_fields(const std::string& ctx, const std::string& path, auto& obj, const auto& nums, const auto& ints) {
   for (const auto& f : nums) {
@@ -569,8 +563,9 @@ Hardware parse_hardware_json(const std::string& text, const std::string& origin)
   root.ignore("base");
   root.ignore("description");
   if (root.has("description")) (void)root.req_str("description");
-  hw.name = root.opt_str("name", origin);
-  read_document(j, ctx, !has_base, hw, origin, root);
+  const std::string label = utf8_sanitize(origin);  // a path may hold any bytes; names and sources go to JSON
+  hw.name = root.opt_str("name", label);
+  read_document(j, ctx, !has_base, hw, label, root);
   root.finish();
   finalize_hardware(hw);
   validate_hardware(hw);
@@ -584,7 +579,7 @@ Hardware apply_hardware_overrides(const Hardware& base, const std::string& text,
   Hardware hw = base;
   root.ignore("description");
   if (root.has("description")) (void)root.req_str("description");
-  read_document(j, ctx, false, hw, origin, root);
+  read_document(j, ctx, false, hw, utf8_sanitize(origin), root);
   root.finish();
   finalize_hardware(hw);
   validate_hardware(hw);
@@ -640,7 +635,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
 
 Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_override) {
   Hardware hw = looks_like_path(name_or_path)
-                    ? parse_hardware_json(read_file_text(name_or_path, "hardware file"), name_or_path)
+                    ? parse_hardware_json(read_file_text(name_or_path, "hardware file", kConfigFileLimit), name_or_path)
                     : hardware_preset(name_or_path);
   if (gpus_per_node_override < 0)
     throw InputError("--gpus-per-node must be a positive integer, got " + std::to_string(gpus_per_node_override));

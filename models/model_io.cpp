@@ -32,6 +32,7 @@
 //   al. 2023 Table 1), so for RoPE models seq_len = min(max_position_embeddings, 8192); `--seq` overrides it. Learned
 //   position tables (GPT-2) are not capped: n_positions is both the table size and the trained length.
 #include "models/model.hpp"
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
@@ -131,11 +132,11 @@ FfnActivation parse_activation(const std::string& s, const std::string& ctx) {
 // A JSON array of non-negative layer indices, each < layers.
 std::vector<int> layer_index_list(const nlohmann::json& v, int layers, const std::string& ctx, const char* key) {
   if (!v.is_array())
-    throw InputError(ctx + ": key '" + key + "' must be a list of layer indices, got " + v.dump());
+    throw InputError(ctx + ": key '" + key + "' must be a list of layer indices, got " + describe_json(v));
   std::vector<int> out;
   for (const auto& e : v) {
     if (!e.is_number_integer() || e.get<std::int64_t>() < 0 || e.get<std::int64_t>() >= layers)
-      throw InputError(ctx + ": key '" + key + "' holds " + e.dump() + ", not a layer index in 0.." +
+      throw InputError(ctx + ": key '" + key + "' holds " + describe_json(e) + ", not a layer index in 0.." +
                        std::to_string(layers - 1));
     out.push_back(static_cast<int>(e.get<std::int64_t>()));
   }
@@ -288,7 +289,7 @@ ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
       throw InputError(ctx + ": bias '" + j.at("bias").get<std::string>() + "' is not valid (use true, false or \"qkv\")");
     m.qkv_bias = true;
   } else if (o.has("bias") && !j.at("bias").is_boolean()) {
-    throw InputError(ctx + ": bias must be true, false or \"qkv\", got " + j.at("bias").dump());
+    throw InputError(ctx + ": bias must be true, false or \"qkv\", got " + describe_json(j.at("bias")));
   } else {
     m.bias = o.opt_bool("bias", false);
   }
@@ -383,7 +384,7 @@ const HfKind& hf_kind(const nlohmann::json& j, StrictObject& o) {
   if (o.has("architectures")) {
     const auto& a = j.at("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
-      throw InputError(o.context() + ": key 'architectures' must be a list of class names, got " + a.dump());
+      throw InputError(o.context() + ": key 'architectures' must be a list of class names, got " + describe_json(a));
     arch = a[0].get<std::string>();
   }
   const std::string type = o.opt_str("model_type", "");
@@ -425,8 +426,8 @@ std::string hf_name(StrictObject& o, const std::string& path) {
   if (!name.empty()) return name;
   const std::filesystem::path p(path);
   if (p.filename() == "config.json" && p.has_parent_path() && !p.parent_path().filename().empty())
-    return p.parent_path().filename().string();
-  return p.stem().string();
+    return utf8_sanitize(p.parent_path().filename().string());  // a path may hold any bytes; the name goes to JSON
+  return utf8_sanitize(p.stem().string());
 }
 
 // The rotary share of each head: `partial_rotary_factor` (Phi-3, transformers ≥ 4.4x; also inside rope_parameters
@@ -454,9 +455,9 @@ std::vector<bool> hf_sliding_layers(const nlohmann::json& j, StrictObject& o, co
     const auto& v = j.at("layer_types");
     if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
       throw InputError(o.context() + ": key 'layer_types' must list one type per layer (" + std::to_string(m.layers) +
-                       "), got " + v.dump().substr(0, 80));
+                       "), got " + describe_json(v));
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string t = v[i].is_string() ? v[i].get<std::string>() : v[i].dump();
+      const std::string t = v[i].is_string() ? v[i].get<std::string>() : describe_json(v[i]);
       if (t == "sliding_attention") out[i] = true;
       else if (t != "full_attention")
         throw InputError(o.context() + ": layer type '" + t + "' of layer " + std::to_string(i) +
@@ -480,7 +481,7 @@ void read_gpt2(const nlohmann::json&, StrictObject& o, const HfKind& kind, Model
   m.hidden = o.req_int("n_embd");
   m.heads = narrow_int(o.req_int("n_head"), ctx, "n_head");
   m.kv_heads = m.heads;
-  m.ffn_hidden = o.opt_int("n_inner", 4 * m.hidden);  // null or absent: 4·n_embd
+  m.ffn_hidden = o.opt_int("n_inner", checked_mul(4, m.hidden).value_or(INT64_MAX));  // null or absent: 4·n_embd
   m.vocab = o.req_int("vocab_size");
   m.seq_len = o.opt_int("n_positions", kind.default_max_positions);
   m.activation = hf_plain_activation(o.opt_str("activation_function", "gelu_new"), ctx, "activation_function");
@@ -507,7 +508,7 @@ void read_falcon(const nlohmann::json&, StrictObject& o, const HfKind& kind, Mod
   const bool multi_query = o.opt_bool("multi_query", true);
   const std::int64_t kv = o.opt_int("num_kv_heads", m.heads);
   m.kv_heads = new_arch ? narrow_int(kv, ctx, "num_kv_heads") : (multi_query ? 1 : m.heads);
-  m.ffn_hidden = o.opt_int("ffn_hidden_size", 4 * m.hidden);
+  m.ffn_hidden = o.opt_int("ffn_hidden_size", checked_mul(4, m.hidden).value_or(INT64_MAX));  // no overflow
   m.vocab = o.req_int("vocab_size");
   m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
   m.activation = hf_plain_activation(o.opt_str("activation", "gelu"), ctx, "activation");
@@ -871,9 +872,11 @@ void validate_model(const ModelSpec& m) {
   // Keep every exact (int64) parameter count far from overflow: the largest term, each matrix, is below the total.
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double qkvo = h * static_cast<double>(m.d()) * (2.0 * m.heads + 2.0 * m.kv_heads);
-  const double experts = (m.experts + m.shared_experts) * 3 * h *
+  // (In doubles: int64 sums such as vocab + seq_len can overflow on hostile files.)
+  const double experts = (static_cast<double>(m.experts) + static_cast<double>(m.shared_experts)) * 3 * h *
                          static_cast<double>(std::max(m.expert_ffn_hidden, m.shared_expert_ffn_hidden));
-  const double approx = m.layers * (qkvo + 3 * h * f + experts) + 2 * static_cast<double>(m.vocab + m.seq_len) * h;
+  const double approx = m.layers * (qkvo + 3 * h * f + experts) +
+                        2 * (static_cast<double>(m.vocab) + static_cast<double>(m.seq_len)) * h;
   if (approx > 1e15)
     throw InputError(who + ": about " + fmt_num(approx, 3) + " parameters, beyond what parsim models (at most 1e15)");
 }

@@ -2,6 +2,7 @@
 // split of layers into pipeline chunks.
 #include "plans/plan.hpp"
 
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text.hpp"
 
@@ -184,8 +185,13 @@ std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs) {
   require(mbs > 0, "--mbs must be a positive integer, got " + std::to_string(mbs));
   constexpr std::int64_t kTokens = 4'194'304;  // 4 Mi tokens per step
   const std::int64_t seqs = (kTokens + seq - 1) / seq;
-  const std::int64_t unit = std::int64_t{dp} * mbs;
-  return (seqs + unit - 1) / unit * unit;
+  // Checked: --mbs takes 18 digits, and dp × mbs (or the rounding up) passed 2^63 (found by fuzz_plan).
+  const auto unit = checked_mul(dp, mbs);
+  const auto rounded = unit ? checked_add(seqs, *unit - 1) : std::nullopt;
+  if (!rounded)
+    throw InputError("the default global batch, a multiple of dp × mbs = " + std::to_string(dp) + " × " +
+                     std::to_string(mbs) + ", is beyond 2^63 sequences (give --gbs, or a smaller --mbs)");
+  return *rounded / *unit * *unit;
 }
 
 std::int64_t sweep_default_gbs(std::int64_t seq) {

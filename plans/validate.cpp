@@ -2,6 +2,7 @@
 // mirrors; each message names the offending value and what would be valid (one line, docs/cli.md "Errors").
 #include "plans/plan.hpp"
 
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 
 #include <string>
@@ -117,12 +118,17 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
            " (drop --schedule or use --schedule interleaved)";
 
   // Batch: every DP replica runs gbs / dp sequences in micro-batches of mbs.
-  const std::int64_t unit = std::int64_t{p.dp} * t.mbs;
+  // (Checked products: --mbs takes up to 18 digits, so dp × mbs and its multiples can pass 2^63; found by fuzz_plan.)
+  const auto unit_or = checked_mul(p.dp, t.mbs);
+  if (!unit_or)
+    return "dp × mbs = " + S(p.dp) + " × " + S(t.mbs) + " is beyond 2^63 sequences (global batch " + S(t.gbs) + ")";
+  const std::int64_t unit = *unit_or;
   if (t.gbs % unit != 0) {
-    const std::int64_t below = t.gbs / unit * unit, above = below + unit;
+    const std::int64_t below = t.gbs / unit * unit;
+    const auto above = checked_add(below, unit);
     return "global batch " + S(t.gbs) + " is not divisible by dp × mbs = " + S(p.dp) + " × " + S(t.mbs) + " = " +
-           S(unit) + " (valid: a multiple of " + S(unit) + ", e.g. " + (below > 0 ? S(below) + " or " : "") +
-           S(above) + ")";
+           S(unit) + " (valid: a multiple of " + S(unit) + (above ? ", e.g. " + (below > 0 ? S(below) + " or " : "") +
+           S(*above) : std::string()) + ")";
   }
   const std::int64_t mb = t.gbs / unit;
   // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
@@ -130,7 +136,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
     return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
            " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
-           S(unit * p.pp);
+           (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : "dp × mbs × pp");
 
   // Context parallelism with causal load balancing cuts each sequence into 2·cp chunks (Megatron-Core CP docs).
   if (p.cp > 1 && t.seq % (2 * std::int64_t{p.cp}) != 0)

@@ -2,6 +2,8 @@
 #include "sim/api/api.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/file_io.hpp"
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 #include "sim/step/evaluate.hpp"
 
@@ -77,13 +79,9 @@ Option<T> scenario_file_row(ScenarioInput T::*m) {
       "a scenario JSON file: the options above as keys, e.g. {\"model\": \"llama3-8b\", \"plan\": \"tp2dp32\", "
       "\"seq\": 8192, \"sp\": true} (examples/scenarios/); flags given as well override it",
       "", [m](T& t, const std::string& path) {
-        json j;
-        const std::string body = read_file_text(path, "--scenario");
-        try {
-          j = json::parse(body);
-        } catch (const std::exception&) {
-          throw InputError("--scenario '" + path + "' is not valid JSON (expected an object of scenario options)");
-        }
+        // The strict reader (sim/core): repeated keys, depth, 1e400 and the file checks and size limit.
+        const json j = parsim::parse_json_text(read_file_text(path, "--scenario file", kConfigFileLimit),
+                                               "--scenario '" + path + "'");
         apply_scenario_json(j, path, t.*m);
       },
       [](const T&) -> std::optional<std::string> { return std::nullopt; });
@@ -478,7 +476,7 @@ CalibrateRequest calibrate_request(const std::vector<OptionValue>& values) {
 }
 
 CalibrationResult run_calibrate(const CalibrateRequest& r) {
-  const std::string text_body = read_file_text(r.file, "benchmark file");
+  const std::string text_body = read_file_text(r.file, "benchmark file", kTextFileLimit);
   const NcclTestFile parsed = parse_nccl_tests(text_body, r.file);
   CalibrateOptions opt;
   opt.ranks = r.ranks;
@@ -490,10 +488,7 @@ CalibrationResult run_calibrate(const CalibrateRequest& r) {
   if (!r.out.empty()) {
     Calibration& fit = out.fits[out.primary];
     const std::string hw = calibration_hardware_json(fit, r.gpu, r.gpus_per_node, fit.notes);
-    std::ofstream f(r.out);
-    if (!f) throw InputError("cannot write --out file '" + r.out + "'");
-    f << hw;
-    if (!f) throw InputError("cannot write --out file '" + r.out + "'");
+    write_output_file(r.out, hw, "--out file");  // directory, missing directory, full disk: one line naming the reason
     fit.notes.push_back("wrote " + r.out);
   }
   return out;
@@ -559,9 +554,9 @@ ValidationResult run_validate(const ValidateRequest& r) {
                         std::to_string(world) + " GPUs");
       break;
     }
-  out.prediction["model"] = r.scenario.model;
-  out.prediction["plan"] = r.scenario.plan;
-  out.prediction["gpu"] = r.scenario.gpu;
+  out.prediction["model"] = utf8_sanitize(r.scenario.model);  // flags may hold any bytes; JSON output must be UTF-8
+  out.prediction["plan"] = utf8_sanitize(r.scenario.plan);
+  out.prediction["gpu"] = utf8_sanitize(r.scenario.gpu);
   out.prediction["critical_stage"] = rep.critical_stage;
   out.prediction["mfu"] = rep.mfu;
   out.prediction["bubble_fraction"] = rep.bubble_fraction;
@@ -571,7 +566,7 @@ ValidationResult run_validate(const ValidateRequest& r) {
 json validate(const json& request) {
   const ValidationResult v =
       run_validate(validate_request(option_values_from_json(validate_options(), request, "validate")));
-  return parse_json_text(validation_json(v.validation, v.prediction.dump()));
+  return parse_json_text(validation_json(v.validation, dump_output(v.prediction, -1)));
 }
 
 }  // namespace parsim::api

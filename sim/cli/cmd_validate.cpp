@@ -3,6 +3,7 @@
 #include "sim/api/api.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/options.hpp"
+#include "sim/core/json_strict.hpp"
 
 #include <iostream>
 
@@ -16,7 +17,7 @@ void add_validate(CLI::App& root, Action& action) {
     action = [given]() -> int {
       const api::ValidateRequest req = api::validate_request(given->values());
       const api::ValidationResult v = api::run_validate(req);
-      if (req.format == "json") std::cout << validation_json(v.validation, v.prediction.dump());
+      if (req.format == "json") std::cout << validation_json(v.validation, dump_output(v.prediction, -1));
       else std::cout << validation_table(v.validation);
       return 0;
     };

@@ -281,7 +281,9 @@ std::vector<OptionValue> option_values_from_json(const OptionTable<T>& table, co
     const std::string at = where + ": '" + key + "'";
     auto scalar_text = [&](const nlohmann::json& x) -> std::string {
       if (x.is_string()) return x.get<std::string>();
-      if (x.is_number_integer() || x.is_number_unsigned()) return std::to_string(x.get<std::int64_t>());
+      // Unsigned first: 2^64 − 1 read as int64 would show as −1 (a wrapped number in the message).
+      if (x.is_number_unsigned()) return std::to_string(x.get<std::uint64_t>());
+      if (x.is_number_integer()) return std::to_string(x.get<std::int64_t>());
       if (x.is_number_float()) return option::num_text(x.get<double>());
       throw InputError(at + " must be a string or a number, got " + std::string(x.type_name()));
     };

@@ -3,13 +3,10 @@
 #include "sim/core/error.hpp"
 #include "sim/core/types.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 namespace parsim {
@@ -81,8 +78,9 @@ double parse_token_count(const std::string& s, const std::string& what) {
   } catch (...) {
     used = 0;
   }
-  if (t.empty() || used != t.size() || !std::isfinite(v) || v <= 0)
-    throw InputError(what + " must be a positive number of tokens such as 2e12, 300B or 2T, got '" + s + "'");
+  // v·mult, not just v, must be finite: 1e308T is beyond a double (it gave an infinite training time).
+  if (t.empty() || used != t.size() || !std::isfinite(v) || v <= 0 || !std::isfinite(v * mult))
+    throw InputError(what + " must be a positive number of tokens such as 2e12, 300B or 2T, got '" + shown(s) + "'");
   return v * mult;
 }
 
@@ -96,32 +94,78 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& what) {
   return out;
 }
 
-std::string read_file_text(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(what + " '" + path + "' does not exist or cannot be read");
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
-    z_stream zs{};
-    if (inflateInit2(&zs, 15 + 32) != Z_OK) throw InputError(what + " '" + path + "': cannot initialise gzip");
-    zs.next_in = reinterpret_cast<Bytef*>(raw.data());
-    zs.avail_in = static_cast<uInt>(raw.size());
-    std::string out;
-    char buf[1 << 16];
-    int rc = Z_OK;
-    do {
-      zs.next_out = reinterpret_cast<Bytef*>(buf);
-      zs.avail_out = sizeof buf;
-      rc = inflate(&zs, Z_NO_FLUSH);
-      if (rc != Z_OK && rc != Z_STREAM_END) {
-        inflateEnd(&zs);
-        throw InputError(what + " '" + path + "' is corrupt or truncated gzip");
-      }
-      out.append(buf, sizeof buf - zs.avail_out);
-    } while (rc != Z_STREAM_END);
-    inflateEnd(&zs);
-    return out;
+std::string read_file_text(const std::string& path, const std::string& what, std::uint64_t limit) {
+  return read_input_file(path, what, limit);
+}
+
+bool is_valid_utf8(std::string_view s, std::size_t* bad_offset) {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte (RFC 3629 §4)
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;  // no UTF-16 surrogates
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;  // nothing above U+10FFFF
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (!ok) {
+      if (bad_offset) *bad_offset = i;
+      return false;
+    }
+    i += len;
   }
-  return raw;
+  return true;
+}
+
+std::string utf8_sanitize(std::string_view s) {
+  std::size_t bad = 0;
+  if (is_valid_utf8(s, &bad)) return std::string(s);
+  std::string out(s.substr(0, bad));
+  std::size_t i = bad;
+  while (i < s.size()) {
+    std::size_t next_bad = 0;
+    const std::string_view rest = s.substr(i);
+    if (is_valid_utf8(rest, &next_bad)) {
+      out.append(rest);
+      break;
+    }
+    out.append(rest.substr(0, next_bad));
+    out.append("\xEF\xBF\xBD");  // U+FFFD for one ill-formed byte, then resynchronise on the next
+    i += next_bad + 1;
+  }
+  return out;
+}
+
+std::string shown(std::string_view s, std::size_t max_chars) {
+  const bool cut = s.size() > max_chars;
+  if (cut) {
+    std::size_t end = max_chars;  // do not split a UTF-8 sequence
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+    s = s.substr(0, end);
+  }
+  std::string out;
+  for (char ch : utf8_sanitize(s)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  if (cut) out += "\xE2\x80\xA6";  // …
+  return out;
 }
 
 std::string fmt_num(double v, int digits) {

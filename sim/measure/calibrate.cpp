@@ -1,22 +1,27 @@
 #include "sim/measure/calibrate.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <cmath>
 #include <iomanip>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 namespace parsim {
 namespace {
+
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // 16,777,216 ranks, far beyond any benchmark run
+constexpr std::int64_t kMaxBytes = std::int64_t{1} << 53;  // 8 PiB: sizes stay exact in a double and in JSON integers
 
 // ---- text helpers ------------------------------------------------------------------------------------------------
 std::vector<std::string> tokens(const std::string& s) {
@@ -34,27 +39,152 @@ bool parse_double(const std::string& s, double& v) {
   return end && *end == '\0' && std::isfinite(v);
 }
 
-bool parse_int(const std::string& s, std::int64_t& v) {
-  if (s.empty() || s.size() > 19) return false;
+// An all-digit token: Int with its value, TooLarge when it does not fit in int64 (a 19-digit count), else NotInt.
+enum class IntToken { NotInt, Int, TooLarge };
+IntToken parse_int(const std::string& s, std::int64_t& v) {
+  if (s.empty()) return IntToken::NotInt;
   for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  v = std::stoll(s);
-  return true;
+    if (!std::isdigit(static_cast<unsigned char>(c))) return IntToken::NotInt;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) return IntToken::TooLarge;
+  return ec == std::errc() && end == s.data() + s.size() ? IntToken::Int : IntToken::NotInt;
 }
 
-// Strips what a paste adds around nccl-tests lines: srun/mpirun rank prefixes ("0: ", "[1,0]<stdout>:"), markdown
-// block quotes and code fences.
+// ---- a small scanner over one line ----------------------------------------------------------------------------
+// No std::regex on input lines: libstdc++'s regex executor recurses once per character it matches, so one line of
+// 50,000 spaces or digits overflowed the stack. The patterns these functions replace are quoted next to them.
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r' || c == '\n'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+struct Scan {
+  const std::string& s;
+  std::size_t i = 0;
+  bool end() const { return i >= s.size(); }
+  std::size_t spaces() {  // \s*, returns how many
+    const std::size_t from = i;
+    while (!end() && is_space(s[i])) ++i;
+    return i - from;
+  }
+  bool digits(std::string* out = nullptr) {  // \d+
+    const std::size_t from = i;
+    while (!end() && is_digit(s[i])) ++i;
+    if (out) *out = s.substr(from, i - from);
+    return i > from;
+  }
+  bool word(std::string* out = nullptr) {  // \S+
+    const std::size_t from = i;
+    while (!end() && !is_space(s[i])) ++i;
+    if (out) *out = s.substr(from, i - from);
+    return i > from;
+  }
+  bool lit(const char* w) {
+    const std::size_t n = std::strlen(w);
+    if (s.compare(i, n, w) != 0) return false;
+    i += n;
+    return true;
+  }
+  bool ch(char c) {
+    if (end() || s[i] != c) return false;
+    ++i;
+    return true;
+  }
+  void optional_space() {  // \s?
+    if (!end() && is_space(s[i])) ++i;
+  }
+};
+
+// Strips what a paste adds around nccl-tests lines: srun/mpirun rank prefixes ("0: " = ^\s*\d+\s*:\s? and
+// "[1,0]<stdout>:" = ^\s*\[\d+,\d+\]<std(out|err)>:\s?), markdown block quotes and code fences.
 std::string strip_prefixes(std::string line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  static const std::regex srun(R"(^\s*\d+\s*:\s?)");
-  static const std::regex ompi(R"(^\s*\[\d+,\d+\]<std(out|err)>:\s?)");
-  std::smatch m;
-  if (std::regex_search(line, m, srun)) line = m.suffix();
-  else if (std::regex_search(line, m, ompi)) line = m.suffix();
+  std::size_t cut = 0;
+  {
+    Scan sc{line};
+    sc.spaces();
+    if (sc.digits()) {
+      sc.spaces();
+      if (sc.ch(':')) sc.optional_space(), cut = sc.i;
+    }
+  }
+  if (cut == 0) {
+    Scan sc{line};
+    sc.spaces();
+    if (sc.ch('[') && sc.digits() && sc.ch(',') && sc.digits() && sc.ch(']') && sc.ch('<') &&
+        (sc.lit("stdout") || sc.lit("stderr")) && sc.ch('>') && sc.ch(':'))
+      sc.optional_space(), cut = sc.i;
+  }
+  if (cut > 0) line.erase(0, cut);
   std::size_t i = 0;
   while (i < line.size() && line[i] == ' ') ++i;
   if (i < line.size() && line[i] == '>') line = line.substr(i + 1);
   return line;
+}
+
+// A device-list line, "#  Rank  0 Group  0 Pid 1234 on host-a device  0 [0x1b] NVIDIA H100 80GB HBM3":
+// ^\s*#?\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S)\s*$
+struct DeviceLine {
+  std::string rank, host, name;
+};
+bool device_line(const std::string& line, DeviceLine& d) {
+  Scan sc{line};
+  sc.spaces();
+  sc.ch('#');
+  sc.spaces();
+  auto sep = [&] { return sc.spaces() > 0; };
+  if (!(sc.lit("Rank") && sep() && sc.digits(&d.rank) && sep() && sc.lit("Group") && sep() && sc.digits() && sep() &&
+        sc.lit("Pid") && sep() && sc.digits() && sep() && sc.lit("on") && sep() && sc.word(&d.host) && sep() &&
+        sc.lit("device") && sep() && sc.digits() && sep() && sc.ch('[')))
+    return false;
+  while (!sc.end() && line[sc.i] != ']') ++sc.i;
+  if (!sc.ch(']') || !sep()) return false;
+  d.name = trim(line.substr(sc.i));
+  return !d.name.empty();
+}
+
+// "# Avg bus bandwidth    : 123.4" anywhere in the line: Avg bus bandwidth\s*:\s*([0-9.eE+-]+)
+bool avg_busbw(const std::string& line, std::string& value) {
+  const std::size_t at = line.find("Avg bus bandwidth");
+  if (at == std::string::npos) return false;
+  Scan sc{line, at + std::strlen("Avg bus bandwidth")};
+  sc.spaces();
+  if (!sc.ch(':')) return false;
+  sc.spaces();
+  const std::size_t from = sc.i;
+  while (!sc.end() && (is_digit(line[sc.i]) || std::strchr(".eE+-", line[sc.i]) != nullptr)) ++sc.i;
+  value = line.substr(from, sc.i - from);
+  return !value.empty();
+}
+
+// A GPU model named as a word, not inside a hex hash such as "a759d54", case-insensitively:
+// (?:^|[^A-Za-z0-9])(MI\d{3}X?|[ABH]\d{3}|GB\d{3}|V100|L40S?)(?![0-9A-Za-z]). Returns "" when there is none.
+std::string gpu_hint(const std::string& line) {
+  const std::size_t n = line.size();
+  auto up = [&](std::size_t k) {
+    return k < n ? static_cast<char>(std::toupper(static_cast<unsigned char>(line[k]))) : '\0';
+  };
+  auto digits3 = [&](std::size_t k) {
+    return k + 3 <= n && is_digit(line[k]) && is_digit(line[k + 1]) && is_digit(line[k + 2]);
+  };
+  auto word_end = [&](std::size_t k) { return k >= n || !is_alnum(line[k]); };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0 && is_alnum(line[i - 1])) continue;
+    // The alternatives in the pattern's order; an optional letter is tried with, then without it (backtracking).
+    std::size_t len = 0;
+    if (up(i) == 'M' && up(i + 1) == 'I' && digits3(i + 2)) {
+      if (up(i + 5) == 'X' && word_end(i + 6)) len = 6;
+      else if (word_end(i + 5)) len = 5;
+    }
+    if (!len && (up(i) == 'A' || up(i) == 'B' || up(i) == 'H') && digits3(i + 1) && word_end(i + 4)) len = 4;
+    if (!len && up(i) == 'G' && up(i + 1) == 'B' && digits3(i + 2) && word_end(i + 5)) len = 5;
+    if (!len && up(i) == 'V' && line.compare(i + 1, 3, "100") == 0 && word_end(i + 4)) len = 4;
+    if (!len && up(i) == 'L' && line.compare(i + 1, 2, "40") == 0) {
+      if (up(i + 3) == 'S' && word_end(i + 4)) len = 4;
+      else if (word_end(i + 3)) len = 3;
+    }
+    if (len) return line.substr(i, len);
+  }
+  return {};
 }
 
 // "all_reduce_perf", "allreduce", "all-reduce" … → canonical nccl-tests collective name, or "".
@@ -148,11 +278,7 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
   NcclTestFile f;
   std::set<int> ranks;
   std::vector<std::string> hosts;
-  static const std::regex device(
-      R"(^\s*#?\s*Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S)\s*$)");
-  // A GPU model named as a word (not inside a hex hash such as "a759d54").
-  static const std::regex gpu_hint(R"((?:^|[^A-Za-z0-9])(MI\d{3}X?|[ABH]\d{3}|GB\d{3}|V100|L40S?)(?![0-9A-Za-z]))",
-                                   std::regex::icase);
+  std::set<std::string> host_set;  // hosts in order of appearance; the set keeps a 100k-rank device list linear
   std::string last_collective;
   Table tab;
   bool in_table = false;
@@ -165,12 +291,14 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
   while (std::getline(in, raw)) {
     ++lineno;
     const std::string line = strip_prefixes(raw);
-    std::smatch m;
-    if (std::regex_search(line, m, device)) {
-      ranks.insert(std::stoi(m[1]));
-      const std::string host = m[2];
-      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
-      if (f.gpu_name.empty()) f.gpu_name = m[3];
+    if (DeviceLine d; device_line(line, d)) {
+      std::int64_t rank = 0;
+      if (parse_int(d.rank, rank) != IntToken::Int || rank > kMaxRanks)
+        throw InputError(what + " line " + std::to_string(lineno) + ": rank '" + shown(d.rank) +
+                         "' in the device list is beyond " + std::to_string(kMaxRanks));
+      ranks.insert(static_cast<int>(rank));
+      if (host_set.insert(d.host).second) hosts.push_back(d.host);
+      if (f.gpu_name.empty()) f.gpu_name = utf8_sanitize(d.name);  // goes to JSON output
       continue;
     }
     const std::string c = collective_in(line);
@@ -212,6 +340,9 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
         auto cell = [&](int i) { return i >= 0 && i < static_cast<int>(cells.size()) ? cells[static_cast<std::size_t>(i)] : std::string(); };
         double v = 0;
         if (!parse_size(cell(md_size), row.bytes)) continue;  // the |---:| separator line, or junk
+        if (!(row.bytes <= static_cast<double>(kMaxBytes)))
+          throw InputError(what + " line " + std::to_string(lineno) + ": message size '" + shown(cell(md_size)) +
+                           "' is beyond 2^53 bytes");
         if (md_algbw >= 0 && parse_with_unit(cell(md_algbw), v, false)) row.oop_algbw_GBps = v;
         if (md_busbw >= 0 && parse_with_unit(cell(md_busbw), v, false)) row.oop_busbw_GBps = v;
         if (md_time >= 0 && parse_with_unit(cell(md_time), v, true)) row.oop_time_us = v;
@@ -236,10 +367,9 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
         in_table = true;
         continue;
       }
-      static const std::regex avg(R"(Avg bus bandwidth\s*:\s*([0-9.eE+-]+))");
-      if (std::regex_search(t, m, avg) && block) {
+      if (std::string avg; avg_busbw(t, avg) && block) {
         double v = 0;
-        if (parse_double(m[1], v)) block->avg_busbw_GBps = v;
+        if (parse_double(avg, v)) block->avg_busbw_GBps = v;
         in_table = false;
       }
       if (!c.empty()) last_collective = c;
@@ -249,12 +379,24 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
     if (!in_table || !block) continue;
     auto tk = tokens(t);
     std::int64_t size = 0;
-    if (tk.empty() || !parse_int(tk[0], size)) continue;
+    if (tk.empty()) continue;
+    const IntToken size_token = parse_int(tk[0], size);
+    if (size_token == IntToken::TooLarge || (size_token == IntToken::Int && size > kMaxBytes))
+      throw InputError(what + " line " + std::to_string(lineno) + ": message size '" + shown(tk[0]) +
+                       "' is beyond 2^53 bytes");
+    if (size_token != IntToken::Int) continue;
     if (static_cast<int>(tk.size()) <= tab.time[0]) continue;
     NcclTestRow row;
     row.bytes = static_cast<double>(size);
     std::int64_t cnt = 0;
-    if (tab.count >= 0 && tab.count < static_cast<int>(tk.size()) && parse_int(tk[static_cast<std::size_t>(tab.count)], cnt)) row.count = cnt;
+    if (tab.count >= 0 && tab.count < static_cast<int>(tk.size())) {
+      const std::string& count = tk[static_cast<std::size_t>(tab.count)];
+      const IntToken ct = parse_int(count, cnt);
+      if (ct == IntToken::TooLarge)
+        throw InputError(what + " line " + std::to_string(lineno) + ": element count '" + shown(count) +
+                         "' does not fit in 64 bits");
+      if (ct == IntToken::Int) row.count = cnt;
+    }
     if (tab.type >= 0 && tab.type < static_cast<int>(tk.size())) row.type = tk[static_cast<std::size_t>(tab.type)];
     auto col = [&](int i, double& out) {
       double v = 0;
@@ -284,9 +426,9 @@ NcclTestFile parse_nccl_tests(const std::string& text, const std::string& what) 
   if (f.gpu_name.empty()) {
     std::istringstream again(text);
     while (std::getline(again, raw)) {
-      std::smatch m;
-      if (std::regex_search(raw, m, gpu_hint)) {
-        f.text_gpu_hint = m[1];
+      const std::string hint = gpu_hint(raw);
+      if (!hint.empty()) {
+        f.text_gpu_hint = hint;
         break;
       }
     }
@@ -404,6 +546,10 @@ Calibration calibrate_block(const NcclTestFile& file, std::size_t index, const C
                      " has fewer than 2 rows with a time; need at least 2 message sizes");
 
   // Ranks: flag > device list > the busbw/algbw ratio of the row with the largest algbw (ratio = bus factor).
+  if (opt.ranks > kMaxRanks)
+    throw InputError("--ranks " + std::to_string(opt.ranks) + " is beyond " + std::to_string(kMaxRanks) + " ranks");
+  if (opt.nodes > kMaxRanks)
+    throw InputError("--nodes " + std::to_string(opt.nodes) + " is beyond " + std::to_string(kMaxRanks) + " nodes");
   c.ranks = opt.ranks > 0 ? opt.ranks : file.device_ranks;
   if (c.ranks <= 0) {
     double best_alg = 0, ratio = 0;
@@ -412,11 +558,12 @@ Calibration calibrate_block(const NcclTestFile& file, std::size_t index, const C
         best_alg = bw.first;
         ratio = bw.second / bw.first;
       }
-    int n = 0;
-    if (b.collective == "all_reduce" && ratio > 1.0 && ratio < 2.0) n = static_cast<int>(std::lround(2.0 / (2.0 - ratio)));
+    double estimate = 0;  // the n whose bus factor is the ratio
+    if (b.collective == "all_reduce" && ratio > 1.0 && ratio < 2.0) estimate = 2.0 / (2.0 - ratio);
     else if ((b.collective == "all_gather" || b.collective == "reduce_scatter" || b.collective == "alltoall") &&
              ratio > 0.0 && ratio < 1.0)
-      n = static_cast<int>(std::lround(1.0 / (1.0 - ratio)));
+      estimate = 1.0 / (1.0 - ratio);
+    const int n = estimate >= 1.5 && estimate <= static_cast<double>(kMaxRanks) ? static_cast<int>(std::lround(estimate)) : 0;
     if (n < 2)
       throw InputError("calibrate: cannot tell how many ranks ran the benchmark (no device list, and busbw/algbw "
                        "gives no bus factor); pass --ranks N");
@@ -428,37 +575,90 @@ Calibration calibrate_block(const NcclTestFile& file, std::size_t index, const C
   if (opt.nodes > 0) c.nodes = opt.nodes;
   else if (!file.hosts.empty() && file.device_ranks > 0) c.nodes = static_cast<int>(file.hosts.size());
   else {
-    c.nodes = (c.ranks + gpn - 1) / gpn;
+    c.nodes = static_cast<int>((std::int64_t{c.ranks} + gpn - 1) / gpn);  // int64: --ranks 2147483647 must not wrap
     c.notes.push_back("no host list: " + std::to_string(c.nodes) + " node(s) assumed (" + std::to_string(c.ranks) +
                       " ranks, " + std::to_string(gpn) + " GPUs per node)");
   }
   c.intra_node = c.nodes <= 1;
   c.bus_factor = nccl_tests_bus_factor(c.collective, c.ranks);
+  // One rank: all-reduce, all-gather, reduce-scatter and all-to-all move nothing between ranks (bus factor 0, and
+  // nccl-tests prints busbw 0), so no bus bandwidth can be fitted (found by fuzz_nccl: it printed "busbw = 0 GB/s"
+  // and NaN errors).
+  if (!(c.bus_factor > 0))
+    throw InputError("calibrate: the " + b.collective + " table at line " + std::to_string(b.first_line) + " ran on " +
+                     std::to_string(c.ranks) + " rank" + (c.ranks == 1 ? "" : "s") + (opt.ranks > 0 ? " (--ranks)" : " (device list)") +
+                     ": a collective on one rank moves no data between ranks, so it has no bus bandwidth; pass "
+                     "--ranks N with the number of ranks that ran it");
 
   // ---- protocol regimes: contiguous splits, 1..3 lines, chosen by BIC on relative error ----
+  // Up to kExhaustiveSizes distinct sizes (every real nccl-tests table: ≤ ~40) every split is tried. Beyond, trying
+  // all O(n²) pairs of splits at O(n) each was cubic (3,000 rows: 142 s), so the splits are found coarse-to-fine
+  // instead: a grid of kGrid split positions, then the grid around the best narrowed until it is exhaustive, and for
+  // two splits alternating such 1-D searches from the best coarse pair — O(n log n) fits in all.
   const std::size_t n = pts.size();
   double best_bic = std::numeric_limits<double>::infinity();
   std::vector<Line> best;
+  std::vector<Line> lines;
+  // Bayesian information criterion with Gaussian relative errors: n·ln(SSE/n) + p·ln(n), p = 2k + (k − 1).
+  auto bic_of = [&](const std::vector<std::size_t>& cuts) {
+    if (!fit_segments(pts, cuts, lines)) return std::numeric_limits<double>::infinity();
+    const double sse = std::max(rel_sse(lines, pts), 1e-12);
+    const double p = static_cast<double>(3 * (cuts.size() + 1) - 1);
+    const double bic = static_cast<double>(n) * std::log(sse / static_cast<double>(n)) + p * std::log(static_cast<double>(n));
+    if (bic < best_bic) {
+      best_bic = bic;
+      best = lines;
+    }
+    return std::isnan(bic) ? std::numeric_limits<double>::infinity() : bic;
+  };
   const std::size_t max_k = std::min<std::size_t>(3, n / 2);
-  for (std::size_t k = 1; k <= std::max<std::size_t>(1, max_k); ++k) {
-    std::vector<std::vector<std::size_t>> candidates;
-    if (k == 1) candidates.push_back({});
-    else if (k == 2)
-      for (std::size_t i = 2; i + 2 <= n; ++i) candidates.push_back({i});
-    else
-      for (std::size_t i = 2; i + 4 <= n; ++i)
-        for (std::size_t j = i + 2; j + 2 <= n; ++j) candidates.push_back({i, j});
-    for (const auto& cuts : candidates) {
-      std::vector<Line> lines;
-      if (!fit_segments(pts, cuts, lines)) continue;
-      const double sse = std::max(rel_sse(lines, pts), 1e-12);
-      // Bayesian information criterion with Gaussian relative errors: n·ln(SSE/n) + p·ln(n), p = 2k + (k − 1).
-      const double p = static_cast<double>(3 * k - 1);
-      const double bic = static_cast<double>(n) * std::log(sse / static_cast<double>(n)) + p * std::log(static_cast<double>(n));
-      if (bic < best_bic) {
-        best_bic = bic;
-        best = lines;
+  constexpr std::size_t kExhaustiveSizes = 64;
+  if (n <= kExhaustiveSizes) {
+    for (std::size_t k = 1; k <= std::max<std::size_t>(1, max_k); ++k) {
+      if (k == 1) bic_of({});
+      else if (k == 2)
+        for (std::size_t i = 2; i + 2 <= n; ++i) bic_of({i});
+      else
+        for (std::size_t i = 2; i + 4 <= n; ++i)
+          for (std::size_t j = i + 2; j + 2 <= n; ++j) bic_of({i, j});
+    }
+  } else {
+    constexpr std::size_t kGrid = 16;
+    // The position in [lo, hi] where f is lowest, by narrowing a grid of kGrid + 1 points around the best one.
+    auto zoom = [&](std::size_t lo, std::size_t hi, const auto& f) {
+      std::size_t arg = lo;
+      double low = std::numeric_limits<double>::infinity();
+      auto try_at = [&](std::size_t i) {
+        const double v = f(i);
+        if (v < low) low = v, arg = i;
+      };
+      while (hi - lo + 1 > kGrid + 1) {
+        const std::size_t step = (hi - lo) / kGrid;
+        for (std::size_t m = 0; m <= kGrid; ++m) try_at(lo + m * step);
+        try_at(hi);
+        const std::size_t centre = arg;
+        lo = centre > lo + step ? centre - step : lo;
+        hi = centre + step < hi ? centre + step : hi;
       }
+      for (std::size_t i = lo; i <= hi; ++i) try_at(i);
+      return arg;
+    };
+    bic_of({});
+    zoom(2, n - 2, [&](std::size_t i) { return bic_of({i}); });
+    // Two splits i < j, each segment with at least 2 sizes: 2 ≤ i, i + 2 ≤ j ≤ n − 2.
+    std::size_t bi = 2, bj = 4;
+    double low = std::numeric_limits<double>::infinity();
+    const std::size_t step = std::max<std::size_t>(1, (n - 4) / kGrid);
+    for (std::size_t i = 2; i + 4 <= n; i += step)
+      for (std::size_t j = i + 2; j + 2 <= n; j += step) {
+        const double v = bic_of({i, j});
+        if (v < low) low = v, bi = i, bj = j;
+      }
+    for (int round = 0; round < 4; ++round) {
+      const std::size_t i = zoom(2, bj - 2, [&](std::size_t x) { return bic_of({x, bj}); });
+      const std::size_t j = zoom(i + 2, n - 2, [&](std::size_t x) { return bic_of({i, x}); });
+      if (i == bi && j == bj) break;
+      bi = i, bj = j;
     }
   }
   if (best.empty())
@@ -574,7 +774,7 @@ std::string calibration_json(const std::vector<Calibration>& fits, std::size_t p
     for (const auto& f : fits) blocks.push_back(fit_json(f));
     root["blocks"] = blocks;
   }
-  return root.dump(2) + "\n";
+  return dump_output(root) + "\n";
 }
 
 std::string calibration_table(const std::vector<Calibration>& fits, std::size_t primary) {

@@ -41,7 +41,7 @@ std::string calibration_hardware_json(const Calibration& fit, const std::string&
   GroupShape g;
   g.size = fit.ranks;
   g.nodes = std::max(1, fit.nodes);
-  g.per_node = (fit.ranks + g.nodes - 1) / g.nodes;
+  g.per_node = static_cast<int>((std::int64_t{fit.ranks} + g.nodes - 1) / g.nodes);
   g.concurrent_per_node = g.per_node;
   if (!fit.intra_node && g.per_node > hw.node.gpus_per_node)
     notes.push_back("the benchmark ran " + std::to_string(g.per_node) + " ranks per node but the hardware has " +
@@ -102,6 +102,11 @@ std::string calibration_hardware_json(const Calibration& fit, const std::string&
                                  " GB/s";
   for (const auto& k : keys) hw.sources[k] = provenance;
   hw.name = hw.name + "-calibrated";
+  try {  // a fit on extreme numbers can drive the knobs to 0, inf or NaN: never write a file --gpu would reject
+    validate_hardware(hw);
+  } catch (const InputError& e) {
+    throw InputError(std::string("calibrate --out: the fitted values do not make a valid hardware file: ") + e.what());
+  }
   return hardware_to_json(hw);
 }
 

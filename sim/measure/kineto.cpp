@@ -1,6 +1,8 @@
 #include "sim/measure/kineto.hpp"
 
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/file_io.hpp"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -15,19 +17,37 @@
 namespace parsim::kineto {
 namespace {
 
+constexpr std::uint64_t kMaxTokenBytes = 64 * kMebibyte;  // one string or number (kernel names are a few KB)
+constexpr int kMaxTraceDepth = 64;                         // traces nest 6 levels
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // rank, world size, group sizes: 16,777,216 at most
+constexpr double kMaxTimeUs = 1e18;                        // |ts|, dur in µs: 31,700 years
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 53;  // element counts: sizes stay exact in doubles and JSON
+
 // ---- a std::streambuf that inflates as it is read ----------------------------------------------------------------
 // gzread passes plain (uncompressed) files through unchanged, so one reader serves both.
+// It also bounds what one JSON token may cost: the parser keeps a whole string or number in memory, so the handler
+// marks the position after every token and a token longer than kMaxTokenBytes ends the read (a 1 GB string in a
+// trace must not take 1 GB).
 class GzStreamBuf : public std::streambuf {
 public:
   explicit GzStreamBuf(gzFile f) : file_(f), buffer_(1 << 18) {}
   bool failed() const { return failed_; }
+  bool token_too_long() const { return token_too_long_; }
   const std::string& message() const { return message_; }
   std::uint64_t bytes() const { return bytes_; }
+  // Bytes handed to the parser so far.
+  std::uint64_t consumed() const { return bytes_ - static_cast<std::uint64_t>(egptr() - gptr()); }
+  void mark() { mark_ = consumed(); }
+  std::uint64_t mark_position() const { return mark_; }
 
 protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
     if (failed_) return traits_type::eof();
+    if (bytes_ - mark_ > kMaxTokenBytes) {
+      failed_ = token_too_long_ = true;
+      return traits_type::eof();
+    }
     const int n = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
     int err = Z_OK;
     const char* msg = gzerror(file_, &err);
@@ -45,9 +65,9 @@ protected:
 private:
   gzFile file_;
   std::vector<char> buffer_;
-  bool failed_ = false;
+  bool failed_ = false, token_too_long_ = false;
   std::string message_;
-  std::uint64_t bytes_ = 0;
+  std::uint64_t bytes_ = 0, mark_ = 0;
 };
 
 struct GzCloser {
@@ -108,12 +128,16 @@ bool contains_ci(const std::string& hay, const char* needle) {
 
 class Handler : public nlohmann::json_sax<nlohmann::json> {
 public:
-  explicit Handler(TraceData& out) : out_(out) {}
+  Handler(TraceData& out, GzStreamBuf* buf) : out_(out), buf_(buf) {}
 
   std::string error;        // set by parse_error
   bool bare_array = false;  // the document is a bare array (Chrome's "JSON Array Format")
 
   bool null() override { return value(Scalar{}); }
+  // Every callback ends a token: tell the stream buffer (bounded token length, see GzStreamBuf).
+  void mark() {
+    if (buf_) buf_->mark();
+  }
   bool boolean(bool v) override {
     Scalar s;
     s.type = Scalar::Bool;
@@ -153,6 +177,7 @@ public:
   bool binary(binary_t&) override { return value(Scalar{}); }
 
   bool start_object(std::size_t) override {
+    if (!deeper()) return false;
     Role parent = stack_.empty() ? Role::Other : stack_.back();
     Role role = Role::Other;
     if (stack_.empty()) role = Role::Top;
@@ -173,6 +198,7 @@ public:
     return true;
   }
   bool end_object() override {
+    mark();
     const Role role = stack_.back();
     stack_.pop_back();
     if (role == Role::Event) finish_event();
@@ -180,6 +206,7 @@ public:
     return true;
   }
   bool start_array(std::size_t) override {
+    if (!deeper()) return false;
     Role parent = stack_.empty() ? Role::Other : stack_.back();
     Role role = Role::Other;
     if (stack_.empty()) {  // a bare Chrome-trace array of events
@@ -195,10 +222,12 @@ public:
     return true;
   }
   bool end_array() override {
+    mark();
     stack_.pop_back();
     return true;
   }
   bool key(string_t& k) override {
+    mark();
     key_ = k;
     return true;
   }
@@ -212,6 +241,15 @@ public:
   }
 
 private:
+  // Kineto traces nest 6 levels at most (traceEvents → event → args → a list of shapes → a shape); the reader's own
+  // stack grows one entry per level, so a file of 100 million '[' must end here, not in memory exhaustion.
+  bool deeper() {
+    mark();
+    if (stack_.size() < static_cast<std::size_t>(kMaxTraceDepth)) return true;
+    error = "JSON nested deeper than " + std::to_string(kMaxTraceDepth) + " levels";
+    return false;
+  }
+
   Key key_of(const Scalar& s) {
     switch (s.type) {
       case Scalar::Int: return s.i;
@@ -239,9 +277,12 @@ private:
     }
     return NAN;
   }
-  static std::int64_t int_of(const Scalar& s) {
-    const double v = num(s);
-    return std::isfinite(v) ? static_cast<std::int64_t>(v) : -1;
+  // An integer field (stream, rank, world size, group size, element counts): the value when it is a whole number in
+  // [0, hi], else -1, the reader's "unknown" (a float such as 1e30 must not be cast: undefined behaviour).
+  static std::int64_t int_of(const Scalar& s, std::int64_t hi = INT64_MAX) {
+    if (s.type == Scalar::Int) return s.i >= 0 && s.i <= hi ? s.i : -1;
+    const auto v = exact_int64(num(s));
+    return v && *v >= 0 && *v <= hi ? *v : -1;
   }
   static std::string str(const Scalar& s) {
     if (s.type == Scalar::String) return *s.s;
@@ -250,20 +291,21 @@ private:
   }
 
   bool value(const Scalar& s) {
+    mark();
     if (stack_.empty()) return true;
     switch (stack_.back()) {
       case Role::Event: event_field(s); break;
       case Role::Args: arg_field(s); break;
       case Role::DistInfo:
-        if (key_ == "rank") out_.rank = int_of(s);
-        else if (key_ == "world_size") out_.world_size = int_of(s);
+        if (key_ == "rank") out_.rank = int_of(s, kMaxRanks);
+        else if (key_ == "world_size") out_.world_size = int_of(s, kMaxRanks);
         else if (key_ == "backend") out_.backend = str(s);
         break;
       case Role::PgConfig: {
         auto& pg = out_.process_groups.back();
         if (key_ == "pg_name") pg.name = str(s);
         else if (key_ == "pg_desc") pg.desc = str(s);
-        else if (key_ == "pg_size") pg.size = int_of(s);
+        else if (key_ == "pg_size") pg.size = int_of(s, kMaxRanks);
         break;
       }
       case Role::DeviceProp:
@@ -291,9 +333,9 @@ private:
     else if (key_ == "stream") cur_.stream = int_of(s);
     else if (key_ == "Collective name") cur_.meta.collective = str(s);
     else if (key_ == "dtype") cur_.meta.dtype = str(s);
-    else if (key_ == "In msg nelems") cur_.meta.in_nelems = int_of(s);
-    else if (key_ == "Out msg nelems") cur_.meta.out_nelems = int_of(s);
-    else if (key_ == "Group size") cur_.meta.group_size = int_of(s);
+    else if (key_ == "In msg nelems") cur_.meta.in_nelems = int_of(s, kMaxElements);
+    else if (key_ == "Out msg nelems") cur_.meta.out_nelems = int_of(s, kMaxElements);
+    else if (key_ == "Group size") cur_.meta.group_size = int_of(s, kMaxRanks);
     else if (key_ == "Process Group Name") cur_.meta.pg_name = str(s);
     else if (key_ == "Process Group Description") cur_.meta.pg_desc = str(s);
     else if (key_ == "Process Group Ranks") cur_.meta.pg_ranks = str(s);
@@ -322,6 +364,13 @@ private:
     if (ph == "X") {
       const double ts = cur_.ts, dur = std::isfinite(cur_.dur) ? cur_.dur : 0.0;
       if (!std::isfinite(ts)) return;
+      // A negative duration has no length to measure, and a time beyond ±10^18 µs (31,700 years) is not a clock
+      // reading: such events are left out of every figure and counted (profile adds a note), so that they can
+      // neither make compute time negative nor turn ts + dur into infinity.
+      if (dur < 0 || std::fabs(ts) > kMaxTimeUs || dur > kMaxTimeUs) {
+        ++out_.unusable_events;
+        return;
+      }
       GpuKind kind{};
       bool gpu = true;
       if (cat == "kernel" || cat == "Kernel") kind = GpuKind::Kernel;
@@ -404,6 +453,7 @@ private:
   }
 
   TraceData& out_;
+  GzStreamBuf* buf_;
   std::vector<Role> stack_;
   std::string key_;
   Current cur_;
@@ -415,6 +465,7 @@ private:
 }  // namespace
 
 TraceData read_trace(const std::string& path) {
+  check_input_path(path, "trace file");  // missing, directory, socket: one line, before zlib sees it
   std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
   if (!file) throw InputError("cannot open trace file '" + path + "'");
   gzbuffer(file.get(), 1 << 17);
@@ -422,7 +473,7 @@ TraceData read_trace(const std::string& path) {
   data.path = path;
   GzStreamBuf buf(file.get());
   std::istream in(&buf);
-  Handler handler(data);
+  Handler handler(data, &buf);
   bool ok = false;
   try {
     ok = nlohmann::json::sax_parse(in, &handler);
@@ -431,6 +482,10 @@ TraceData read_trace(const std::string& path) {
   } catch (const std::exception& e) {
     throw InputError("trace '" + path + "' could not be read: " + e.what());
   }
+  if (buf.token_too_long())
+    throw InputError("trace '" + path + "' holds a single JSON value longer than " + limit_text(kMaxTokenBytes) +
+                     " starting at byte " + std::to_string(buf.mark_position()) +
+                     " (the reader keeps one value in memory at a time and stops there)");
   if (buf.failed()) {
     std::string why = buf.message();  // zlib writes "<path>: <reason>"
     if (why.rfind(path + ": ", 0) == 0) why = why.substr(path.size() + 2);

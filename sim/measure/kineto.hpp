@@ -99,10 +99,15 @@ struct TraceData {
   double peak_allocated_bytes = 0, peak_reserved_bytes = 0;
 
   std::int64_t events = 0;           // every traceEvents entry seen
+  // Complete ("X") events left out because their duration is negative or their time is beyond ±10^18 µs; they count
+  // in no figure (profile notes how many).
+  std::int64_t unusable_events = 0;
 };
 
-// Reads one trace. Throws InputError (one line, naming the file) when the file is missing, is corrupt gzip, is
-// truncated or not JSON, or is JSON without a `traceEvents` list.
+// Reads one trace. Throws InputError (one line, naming the file) when the file is missing or a directory, is corrupt
+// gzip, is truncated or not JSON, nests deeper than 64 levels, holds one JSON value longer than 64 MiB, or is JSON
+// without a `traceEvents` list. Memory: the reader keeps one JSON token at a time (at most 64 MiB) plus the compact
+// records above, so it grows with the number of GPU events and launches (about 100 bytes each), not with the file.
 TraceData read_trace(const std::string& path);
 
 }  // namespace parsim::kineto

@@ -228,7 +228,7 @@ int ranks_in_list(const std::string& s) {  // "[0, 1, 2]" → 3
 
 RankProfile profile_rank(const kineto::TraceData& t, const ProfileOptions& opt, int fallback_rank) {
   RankProfile p;
-  p.file = t.path;
+  p.file = utf8_sanitize(t.path);  // goes to JSON output, which must be UTF-8; a path may hold any bytes
   p.rank = t.rank >= 0 ? static_cast<int>(t.rank) : fallback_rank;
   p.world_size = t.world_size;
   p.device = t.has_device_properties && !t.device_name.empty() ? t.device_name : "unknown";
@@ -239,6 +239,10 @@ RankProfile profile_rank(const kineto::TraceData& t, const ProfileOptions& opt, 
   if (t.rank < 0) p.notes.push_back("no distributedInfo.rank: rank taken from the file's position (" +
                                     std::to_string(fallback_rank) + ")");
   if (!t.has_device_properties) p.notes.push_back("no deviceProperties in the trace");
+  if (t.unusable_events > 0)
+    p.notes.push_back(std::to_string(t.unusable_events) + " complete event(s) with a negative duration or a time beyond "
+                      "±1e18 us left out of every figure (a kernel has no length to measure when its end precedes its "
+                      "start)");
 
   // Steps (CPU-side ProfilerStep#N annotations), in time order.
   std::vector<kineto::StepAnnotation> steps = t.steps;

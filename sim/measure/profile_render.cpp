@@ -1,6 +1,7 @@
 // Rendering of `parsim profile` results: JSON (docs/cli.md contract keys first) and a plain-text table.
 #include "sim/measure/profile.hpp"
 
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 #include "sim/core/types.hpp"
 
@@ -126,7 +127,7 @@ std::string profile_json(const ProfileReport& report) {
     root["stragglers"] = nullptr;
   }
   root["notes"] = report.notes;
-  return root.dump(2) + "\n";
+  return dump_output(root) + "\n";
 }
 
 std::string profile_table(const ProfileReport& report) {

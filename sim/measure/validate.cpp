@@ -1,6 +1,7 @@
 #include "sim/measure/validate.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 #include "sim/core/types.hpp"
 
@@ -85,7 +86,7 @@ std::string validation_json(const Validation& v, const std::string& predicted_ex
   root["measured_steps"] = v.steps;
   if (!predicted_extra.empty()) root["prediction"] = ojson::parse(predicted_extra);
   root["notes"] = v.notes;
-  return root.dump(2) + "\n";
+  return dump_output(root) + "\n";
 }
 
 std::string validation_table(const Validation& v) {

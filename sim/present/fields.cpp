@@ -1,7 +1,11 @@
 // parsim sim/present — field-table helpers: CSV text of values, JSON paths.
 #include "sim/present/fields.hpp"
 
+#include "sim/core/checked.hpp"
+#include "sim/core/text.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace parsim {
@@ -32,16 +36,18 @@ nlohmann::json field_value(FieldType type, const std::string& text, const std::s
       throw InputError(where + ": '" + text + "' is not true or false");
     case FieldType::Int:
     case FieldType::Num: {
+      double v = NAN;
       try {
         std::size_t used = 0;
-        const double v = std::stod(text, &used);
-        if (used == text.size()) {
-          if (type == FieldType::Int) return static_cast<std::int64_t>(v);
-          return v;
-        }
+        v = std::stod(text, &used);
+        if (used != text.size()) v = NAN;
       } catch (...) {
       }
-      throw InputError(where + ": '" + text + "' is not a number");
+      // Finite only (NaN ranked fastest in a merge), and an integer column never casts a double such as 1e30 (UB).
+      if (!std::isfinite(v)) throw InputError(where + ": '" + shown(text) + "' is not a finite number");
+      if (type == FieldType::Num) return v;
+      if (const auto i = exact_int64(v)) return *i;
+      throw InputError(where + ": '" + shown(text) + "' is not an integer from -2^63 to 2^63-1");
     }
   }
   return nullptr;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -128,6 +129,9 @@ std::vector<std::string> csv_columns() {
 }
 
 SweepReport read_csv(const std::string& text, const std::string& path) {
+  if (std::size_t bad = 0; !is_valid_utf8(text, &bad))  // its text goes to JSON output, which must be UTF-8
+    throw InputError(path + " line " + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(bad), '\n')) +
+                     ": not valid UTF-8 text (byte " + std::to_string(bad) + ")");
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw InputError(path + ": empty CSV (expected a parsim sweep --format csv file)");
@@ -153,7 +157,10 @@ SweepReport read_csv(const std::string& text, const std::string& path) {
     if (rep.ranked.empty()) {
       rep.model = f[col.at("model")];
       rep.gpu = f[col.at("gpu")];
-      rep.gpus = static_cast<int>(field_value(FieldType::Int, f[col.at("gpus")], where + " column gpus").get<std::int64_t>());
+      const auto gpus = field_value(FieldType::Int, f[col.at("gpus")], where + " column gpus").get<std::int64_t>();
+      if (gpus < 1 || gpus > INT32_MAX)
+        throw InputError(where + " column gpus: " + std::to_string(gpus) + " is not a GPU count from 1 to 2^31-1");
+      rep.gpus = static_cast<int>(gpus);
       rep.seq = r.seq;
       rep.gbs = r.gbs;
       rep.precision = to_string(r.precision);
@@ -268,7 +275,7 @@ std::string sweep_to_json(const SweepReport& r, const SweepListing& l) {
                  {"threads", r.threads},
                  {"plans_per_s", r.wall_s > 0 ? static_cast<double>(r.evaluated) / r.wall_s : 0.0},
                  {"simulated_per_cpu_s", r.cpu_s > 0 ? static_cast<double>(r.simulated) / r.cpu_s : 0.0}};
-  return j.dump(2) + "\n";
+  return dump_output(j) + "\n";  // the flags echo the user's bytes, which need not be UTF-8
 }
 
 std::string sweep_to_csv(const SweepReport& r, const SweepListing& l) {
@@ -331,12 +338,7 @@ SweepReport read_sweep_file(const std::string& path) {
   const std::string text = read_file_text(path, "sweep file");
   const std::string t = trim(text);
   if (t.empty() || t.front() != '{') return read_csv(text, path);
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception&) {
-    throw InputError(path + ": not valid JSON (expected the output of parsim sweep --format json)");
-  }
+  const json j = parse_json_text(text, "sweep file '" + path + "'");  // repeated keys, depth, 1e400 (sim/core)
   if (!j.is_object()) throw InputError(path + ": not a parsim sweep JSON object");
   StrictObject o(j, path);
   SweepReport r;
@@ -344,45 +346,53 @@ SweepReport read_sweep_file(const std::string& path) {
     StrictObject s(o.req_obj("sweep"), path + ": sweep");
     r.model = s.req_str("model");
     r.gpu = s.req_str("gpu");
-    r.gpus = static_cast<int>(s.req_int("gpus"));
-    r.gpus_per_node = static_cast<int>(s.req_int("gpus_per_node"));
-    r.seq = s.req_int("seq");
-    r.gbs = s.req_int("gbs");
+    r.gpus = static_cast<int>(s.req_int_in("gpus", 1, INT32_MAX));
+    r.gpus_per_node = static_cast<int>(s.req_int_in("gpus_per_node", 1, INT32_MAX));
+    r.seq = s.req_int_in("seq", 1, INT64_MAX);
+    r.gbs = s.req_int_in("gbs", 1, INT64_MAX);
     r.precision = s.req_str("precision");
     r.space = s.req_str("space");
-    r.shard_count = static_cast<int>(s.req_int("shard_count"));
-    const json& flags = j["sweep"]["predict_flags"];
-    const json& shards = j["sweep"]["shards"];
+    r.shard_count = static_cast<int>(s.req_int_in("shard_count", 0, INT32_MAX));
+    // at(), not operator[]: on a const json, operator[] of a missing key is undefined behaviour (found by fuzz_merge).
+    const json& sweep = j.at("sweep");
+    if (!sweep.contains("predict_flags") || !sweep.contains("shards") || !sweep.at("predict_flags").is_array() ||
+        !sweep.at("shards").is_array())
+      throw InputError(path + ": sweep.predict_flags and sweep.shards must be arrays");
+    const json& flags = sweep.at("predict_flags");
+    const json& shards = sweep.at("shards");
     s.ignore("predict_flags");
     s.ignore("shards");
-    if (!flags.is_array() || !shards.is_array())
-      throw InputError(path + ": sweep.predict_flags and sweep.shards must be arrays");
     for (const auto& f : flags) {
       if (!f.is_string()) throw InputError(path + ": sweep.predict_flags must hold strings");
       r.base_flags.push_back(f.get<std::string>());
     }
     for (const auto& x : shards) {
-      if (!x.is_number_integer()) throw InputError(path + ": sweep.shards must hold shard indices");
-      r.shards.push_back(x.get<int>());
+      const auto idx = json_int64(x);
+      if (!idx || *idx < 0 || *idx > INT32_MAX) throw InputError(path + ": sweep.shards must hold shard indices");
+      r.shards.push_back(static_cast<int>(*idx));
     }
     s.finish();
   }
-  r.evaluated = o.req_int("evaluated");
-  r.simulated = o.req_int("simulated");
-  r.feasible = o.req_int("feasible");
+  // Counts are never negative and stay far from int64 overflow when the shards are summed (at most 10^15 each).
+  constexpr std::int64_t kMaxCount = 1'000'000'000'000'000;
+  r.evaluated = o.req_int_in("evaluated", 0, kMaxCount);
+  r.simulated = o.req_int_in("simulated", 0, kMaxCount);
+  r.feasible = o.req_int_in("feasible", 0, kMaxCount);
   r.counts_known = o.req_bool("counts_known");
   r.complete = o.req_bool("complete");
   const json& rejected = o.req_obj("rejected");
   for (const auto& [reason, count] : rejected.items()) {
-    if (!count.is_number_integer()) throw InputError(path + ": rejected['" + reason + "'] must be an integer");
-    r.rejected[reason] = count.get<std::int64_t>();
+    const auto c = json_int64(count);
+    if (!c || *c < 0 || *c > kMaxCount)
+      throw InputError(path + ": rejected['" + shown(reason) + "'] must be an integer from 0 to 10^15");
+    r.rejected[reason] = *c;
   }
   o.ignore("timing");
   for (const char* list : {"results", "pareto_front"}) {
-    if (!j.contains(list) || !j[list].is_array()) throw InputError(path + ": '" + list + "' must be an array");
+    if (!j.contains(list) || !j.at(list).is_array()) throw InputError(path + ": '" + list + "' must be an array");
     o.ignore(list);
     std::size_t i = 0;
-    for (const auto& x : j[list]) {
+    for (const auto& x : j.at(list)) {
       auto res = result_from_json(x, path + ": " + list + "[" + std::to_string(i++) + "]");
       (std::string(list) == "results" ? r.ranked : r.pareto).push_back(std::move(res));
     }

@@ -1,4 +1,5 @@
 // parsim sim/sweep — combining the reports of several `--shard` runs into one ranking.
+#include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 #include "sim/sweep/sweep.hpp"
 
@@ -47,10 +48,15 @@ SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vect
                          " appears twice among the inputs");
     out.counts_known = out.counts_known && s.counts_known;
     out.complete = out.complete && s.complete;
-    out.evaluated += s.evaluated;
-    out.simulated += s.simulated;
-    out.feasible += s.feasible;
-    for (const auto& [reason, count] : s.rejected) out.rejected[reason] += count;
+    auto add = [&](std::int64_t& sum, std::int64_t x) {  // no signed overflow, whatever the inputs hold
+      const auto r = checked_add(sum, x);
+      if (!r) throw InputError(name + ": the plan counts of the inputs add up beyond 2^63");
+      sum = *r;
+    };
+    add(out.evaluated, s.evaluated);
+    add(out.simulated, s.simulated);
+    add(out.feasible, s.feasible);
+    for (const auto& [reason, count] : s.rejected) add(out.rejected[reason], count);
     all.insert(all.end(), s.ranked.begin(), s.ranked.end());
     front.insert(front.end(), s.pareto.begin(), s.pareto.end());
   }

@@ -4,7 +4,8 @@ parsim_test(test_measure LABELS unit golden validation LIBS parsim_measure
           ${CMAKE_CURRENT_LIST_DIR}/test_profile_refs.cpp
           ${CMAKE_CURRENT_LIST_DIR}/test_robustness.cpp
           ${CMAKE_CURRENT_LIST_DIR}/test_calibrate.cpp
-          ${CMAKE_CURRENT_LIST_DIR}/test_validate.cpp)
+          ${CMAKE_CURRENT_LIST_DIR}/test_validate.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/test_hardening.cpp)
 # calibrate --out needs the hardware library's presets, file I/O and collective model.
 parsim_test(test_measure_hw LABELS unit LIBS parsim_measure parsim_hardware
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_calibrate_hw.cpp)
