@@ -601,8 +601,12 @@ std::string hardware_to_json(const Hardware& hw_in) {
   auto& n = j["node"];
   n["gpus_per_node"] = hw.node.gpus_per_node;
   n["cpu_vendor"] = enum_name(kCpuNames, static_cast<int>(hw.node.cpu));
-  n["host_cpu"] = hw.node.host_cpu;
-  n["host_time_factor"] = hw.node.host_time_factor;
+  // The host CPU: written when the hardware states it (a source or a value other than the reference host); absent,
+  // a reader assumes the reference host, so the complete form still reads back to the same hardware.
+  const NodeSpec ref_node;
+  if (hw.sources.count("node.host_cpu") || hw.node.host_cpu != ref_node.host_cpu) n["host_cpu"] = hw.node.host_cpu;
+  if (hw.sources.count("node.host_time_factor") || hw.node.host_time_factor != ref_node.host_time_factor)
+    n["host_time_factor"] = hw.node.host_time_factor;
   n["tiers"] = nlohmann::ordered_json::array();
   for (LinkTier& t : hw.node.tiers) {
     nlohmann::ordered_json o;
