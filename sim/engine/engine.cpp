@@ -168,7 +168,11 @@ std::string TaskGraph::check_acyclic() const {
 // ---------------------------------------------------------------- Executor
 namespace {
 bool later(const auto& a, const auto& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
-TimeNs stretched(double work_ns, double rate) { return static_cast<TimeNs>(std::llround(work_ns / rate)); }
+// Rounded to the nearest ns (work and rates are non-negative: x + 0.5 truncated, without a libm call on the hot path).
+TimeNs round_ns(double x) { return static_cast<TimeNs>(x + 0.5); }
+TimeNs stretched(double work_ns, double rate) { return round_ns(rate == 1.0 ? work_ns : work_ns / rate); }
+// a / k rounded half up, in integers (a ≥ 0, k ≥ 1).
+TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / k; }
 }  // namespace
 
 void Executor::push(TimeNs t, TaskId task) {
@@ -332,13 +336,12 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       continue;
     }
     // Issue a GPU task: its K kernels are launched one after another over host_ns.
-    const double k = static_cast<double>(g.kernels_[t]);
-    const TimeNs h = g.host_ns_[t], first = static_cast<TimeNs>(std::llround(static_cast<double>(h) / k));
+    const TimeNs h = g.host_ns_[t], first = div_round(h, g.kernels_[t]);
     const TimeNs hs = std::max(hfree_[dev], now);
     issued_[t] = 1;
     ready_at_[t] = hs + first;
     hfree_[dev] = hs + h;
-    floor_[t] = hfree_[dev] + static_cast<TimeNs>(std::llround(static_cast<double>(g.duration_[t]) / k));
+    floor_[t] = hfree_[dev] + div_round(g.duration_[t], g.kernels_[t]);
     ++outstanding_[dev];
     ++hpos_[dev];
     // Launch queue: at most q launched kernels wait to start, so launching this task's last kernel (program index
