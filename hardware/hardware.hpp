@@ -95,6 +95,11 @@ struct LinkTier {
 struct NodeSpec {
   int gpus_per_node = 8;
   CpuVendor cpu = CpuVendor::Intel;
+  // The host CPU that launches each GPU's kernels (one Python thread per rank): its name and the time one host
+  // operation takes on it relative to the reference host of the issue-cost model (Xeon Platinum 8480C of a DGX H100,
+  // docs/host-model.md §6.2): single-thread speed from the datasheet clocks and the core generation (preset sources).
+  std::string host_cpu = "reference x86 server (Xeon Platinum 8480C class)";
+  double host_time_factor = 1.0;
   std::vector<LinkTier> tiers;     // one scale-up tier first, then at most one scale-out tier (more kinds later:
                                    // NVL72-class NVLink domains, rail-optimised or multi-level fabrics)
   const LinkTier& scale_up() const;
@@ -127,11 +132,28 @@ struct CollectiveLibrary {
   bool model_latency = true;         // false only in with_free_network(): no fixed latencies at all (not in JSON)
 };
 
+// The fitted constants of the model (hardware/calibration.json, compiled in): what the physics leaves unexplained, at
+// most one value per software stack (or per precision), shared by every GPU. `parsim_accuracy --cv` refits them leaving
+// one validation source out at a time. Loaded into every Hardware; a hardware file may still set a stack's
+// gpu.kernels.<stack>.sustained_efficiency for its own cluster (an explicit override, reported in its sources).
+struct FittedConstants {
+  double sustained_megatron = 0.84;      // fraction of microbenchmark speed GEMMs/attention sustain in a Megatron-Core step
+  double sustained_pytorch = 0.74;       // … in a PyTorch-native (FSDP/DDP) step
+  double fp8_training_fraction = 0.926;  // fp8 GEMMs in training relative to the best-shape fp8 MAMF
+  double attn_causal_efficiency = 0.8;   // causal flash-attention kernels relative to the non-causal curves
+  double host_megatron = 1.0;            // real host time per op of a Megatron process / the micro-benchmark unit costs
+  double host_pytorch = 1.0;             // … of a PyTorch-native process
+};
+// The calibration compiled in from hardware/calibration.json, and that file's text (for the fitting tool).
+const FittedConstants& default_fitted_constants();
+const char* calibration_json_text();
+
 struct Hardware {
   std::string name;                // preset name or file path
   GpuSpec gpu;
   NodeSpec node;
   CollectiveLibrary comm;
+  FittedConstants calib = default_fitted_constants();
   std::map<std::string, std::string> sources;  // field path → provenance
 };
 

@@ -20,6 +20,8 @@
 //                         "attn_fwd_seq_half", "attn_bwd_seq_half": tokens (> 0),
 //                         "fp8_cast_bytes_per_element": bytes (≥ 0), "collective_call_overhead_us": µs (≥ 0) },
 //   "node": { "gpus_per_node": int, "cpu_vendor": "intel" | "amd" | "arm",
+//             "host_cpu": "...", "host_time_factor": host time of one op relative to the reference host (> 0; both
+//             optional, default the reference x86 host, 1.0),
 //             "tiers": [ one object per network tier, matched to the base's tiers by "kind":
 //               { "kind": "scale_up", "name": "nvlink4", "topology": "switch" | "full_mesh",
 //                 "gbytes_per_s_unidir": per GPU per direction in GB/s (full_mesh: summed over its links),
@@ -404,6 +406,16 @@ void read_node(const Reader& r, const json& j) {
   StrictObject o(j, r.ctx + ": \"node\"");
   read_fields<NodeSpec>(r, o, "node", r.hw.node, r.all, {}, {{"gpus_per_node", 1, [](NodeSpec& n) -> int& { return n.gpus_per_node; }}}, {});
   read_enum(r, o, "node", "cpu_vendor", r.all, kCpuNames, r.hw.node.cpu);
+  // The host CPU (optional: the reference x86 host when absent).
+  if (read_str(r, o, "node", "host_cpu", false, r.hw.node.host_cpu)) r.set_paths.insert("node.host_cpu");
+  o.ignore("host_time_factor");
+  if (o.has("host_time_factor")) {
+    const double v = o.req_num("host_time_factor");
+    if (!rule_ok(Rule::Positive, v))
+      throw InputError(r.ctx + ": node.host_time_factor must be " + rule_text(Rule::Positive) + ", got " + fmt_num(v, 6));
+    r.hw.node.host_time_factor = v;
+    r.set_paths.insert("node.host_time_factor");
+  }
   o.ignore("tiers");
   if (o.has("tiers")) {
     const json& arr = j.at("tiers");
@@ -589,6 +601,12 @@ std::string hardware_to_json(const Hardware& hw_in) {
   auto& n = j["node"];
   n["gpus_per_node"] = hw.node.gpus_per_node;
   n["cpu_vendor"] = enum_name(kCpuNames, static_cast<int>(hw.node.cpu));
+  // The host CPU: written when the hardware states it (a source or a value other than the reference host); absent,
+  // a reader assumes the reference host, so the complete form still reads back to the same hardware.
+  const NodeSpec ref_node;
+  if (hw.sources.count("node.host_cpu") || hw.node.host_cpu != ref_node.host_cpu) n["host_cpu"] = hw.node.host_cpu;
+  if (hw.sources.count("node.host_time_factor") || hw.node.host_time_factor != ref_node.host_time_factor)
+    n["host_time_factor"] = hw.node.host_time_factor;
   n["tiers"] = nlohmann::ordered_json::array();
   for (LinkTier& t : hw.node.tiers) {
     nlohmann::ordered_json o;

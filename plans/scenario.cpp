@@ -32,6 +32,8 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
     if (legacy) t.overlap_grad_reduce = t.overlap_param_gather = false;  // LocalDDP / DeepSpeed pipe: after backward
     t.overlap_auto = false;
   }
+  if (t.log_interval <= 0) t.log_interval = t.stack == Stack::Megatron || legacy ? 100 : 10;  // Megatron-LM --log-interval;
+                                                                                      // torchtitan metrics.log_freq
   if (t.tp_comm_overlap_auto) {
     t.tp_comm_overlap = false;  // Megatron-LM default (--tp-comm-overlap opt-in); recipes state it explicitly
     t.tp_comm_overlap_auto = false;
@@ -55,7 +57,7 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
 bool is_resolved(const TrainingConfig& t) {
   return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.optimizer_sync != OptimizerSync::Auto &&
          t.stack != Stack::Auto && !t.tp_comm_overlap_auto && !t.sp_auto && !t.attention_auto && !t.overlap_auto &&
-         t.bucket_bytes > 0;
+         t.bucket_bytes > 0 && t.log_interval > 0;
 }
 
 Scenario resolve_scenario(const ScenarioInput& in) {
@@ -305,6 +307,32 @@ OptionTable<In> build_table() {
       "count the LM head and loss as one layer of the last pipeline stage's split (Megatron-Core)",
       [](In& x) { x.train.split.account_for_loss = true; }, [](const In& x) { return x.train.split.account_for_loss; },
       P));
+  t.push_back(flag<In>(
+      "cuda_graphs", "--cuda-graphs",
+      "layer passes captured as CUDA graphs (Megatron --enable-cuda-graph, TE make_graphed_callables, torch.compile "
+      "reduce-overhead): one launch per layer pass instead of one per kernel",
+      [](In& x) { x.train.cuda_graphs = true; }, [](const In& x) { return x.train.cuda_graphs; }, P | S));
+  t.push_back(integer<In>(
+      "log_interval", "--log-interval", "steps between training logs (timers with barriers, loss .item())", "steps",
+      "the stack's: Megatron-LM 100, torchtitan 10", 1000000, [](In& x, std::int64_t v) { x.train.log_interval = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.log_interval <= 0) return std::nullopt;
+        return x.train.log_interval;
+      },
+      P | S));
+  t.push_back(flag<In>(
+      "deterministic", "--deterministic",
+      "Megatron --deterministic-mode: NaN-filled allocations (one fill kernel each) and deterministic kernels",
+      [](In& x) { x.train.deterministic = true; }, [](const In& x) { return x.train.deterministic; }, P | S));
+  t.push_back(flag<In>(
+      "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
+      "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",
+      [](In& x) { x.train.log_num_zeros_in_grad = true; }, [](const In& x) { return x.train.log_num_zeros_in_grad; },
+      P | S));
+  t.push_back(flag<In>(
+      "log_params_norm", "--log-params-norm",
+      "Megatron --log-params-norm: the parameter norm every step (multi-tensor l2 norm, an all-reduce, a sync)",
+      [](In& x) { x.train.log_params_norm = true; }, [](const In& x) { return x.train.log_params_norm; }, P | S));
   t.push_back(flag<In>(
       "fsdp_no_sync", "--fsdp-no-sync",
       "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)",

@@ -117,6 +117,13 @@ struct TrainingConfig {
                                       // (Megatron-Core --overlap-moe-expert-parallel-comm, "1F1B A2A overlap")
   bool attention_auto = false;        // true: decided by the stack (unfused for MegatronLegacy)
   PipelineSplit split;                // lighter first/last pipeline stages (Megatron-Core options)
+  // The host (docs/host-model.md): how the framework issues the step.
+  bool cuda_graphs = false;           // layer passes captured as CUDA graphs (Megatron --enable-cuda-graph / TE
+                                      // make_graphed_callables, torch.compile mode="reduce-overhead"): one launch each
+  int log_interval = 0;               // steps between training logs (timers, loss .item()); 0 = the stack's default
+  bool deterministic = false;         // Megatron --deterministic-mode: NaN-filled allocations, deterministic kernels
+  bool log_num_zeros_in_grad = false; // Megatron --log-num-zeros-in-grad (per-step count + sync)
+  bool log_params_norm = false;       // Megatron --log-params-norm (per-step norm + sync)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
 };
 

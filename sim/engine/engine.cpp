@@ -5,40 +5,74 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace parsim::engine {
+
+namespace {
+constexpr StreamId kNoStream = ~StreamId{0};
+}  // namespace
 
 // ---------------------------------------------------------------- TaskGraph
 void TaskGraph::clear() {
   duration_.clear();
   stream_.clear();
   tag_.clear();
+  host_ns_.clear();
+  kernels_.clear();
+  host_order_.clear();
+  drain_.clear();
+  sync_after_.clear();
+  nic_ns_.clear();
   dep_from_.clear();
   dep_to_.clear();
   stream_device_.clear();
   stream_class_.clear();
   device_slowdown_.clear();
+  device_queue_.clear();
+  device_host_stream_.clear();
+  host_items_.clear();
+  any_nic_ = false;
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {
   duration_.reserve(tasks);
   stream_.reserve(tasks);
   tag_.reserve(tasks);
+  host_ns_.reserve(tasks);
+  kernels_.reserve(tasks);
+  host_order_.reserve(tasks);
+  drain_.reserve(tasks);
+  sync_after_.reserve(tasks);
+  nic_ns_.reserve(tasks);
+  host_items_.reserve(tasks);
   dep_from_.reserve(deps);
   dep_to_.reserve(deps);
 }
 
 int TaskGraph::add_device(double comm_slowdown) {
   device_slowdown_.push_back(comm_slowdown);
+  device_queue_.push_back(kDefaultLaunchQueue);
+  device_host_stream_.push_back(kNoStream);
   return static_cast<int>(device_slowdown_.size()) - 1;
+}
+
+void TaskGraph::set_launch_queue(int device, int depth) {
+  if (device < 0 || device >= static_cast<int>(device_slowdown_.size()) || depth < 0)
+    throw std::logic_error("set_launch_queue: bad device or depth");
+  device_queue_[device] = depth;
 }
 
 StreamId TaskGraph::add_stream(int device, StreamClass cls) {
   if (device < 0 || device >= static_cast<int>(device_slowdown_.size())) throw std::logic_error("add_stream: bad device");
+  if (cls == StreamClass::Host && device_host_stream_[device] != kNoStream)
+    throw std::logic_error("add_stream: a device has one host stream");
   stream_device_.push_back(device);
   stream_class_.push_back(cls);
-  return static_cast<StreamId>(stream_device_.size() - 1);
+  const auto s = static_cast<StreamId>(stream_device_.size() - 1);
+  if (cls == StreamClass::Host) device_host_stream_[device] = s;
+  return s;
 }
 
 TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
@@ -47,12 +81,51 @@ TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) 
   duration_.push_back(duration);
   stream_.push_back(stream);
   tag_.push_back(tag);
+  host_ns_.push_back(0);
+  kernels_.push_back(0);
+  host_order_.push_back(kNotOnHost);
+  drain_.push_back(0);
+  sync_after_.push_back(0);
+  nic_ns_.push_back(0);
   return static_cast<TaskId>(duration_.size() - 1);
 }
 
 void TaskGraph::add_dep(TaskId before, TaskId after) {
   dep_from_.push_back(before);
   dep_to_.push_back(after);
+}
+
+void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns) {
+  if (task >= duration_.size() || stream_class_[stream_[task]] == StreamClass::Host)
+    throw std::logic_error("issue: not a GPU task");
+  if (host_order_[task] != kNotOnHost) throw std::logic_error("issue: task already issued");
+  if (host_ns < 0 || order == kNotOnHost) throw std::logic_error("issue: bad host time or order");
+  host_ns_[task] = host_ns;
+  kernels_[task] = std::max<std::uint32_t>(1, kernels);
+  host_order_[task] = order;
+  if (sync_after_ns >= 0) {
+    drain_[task] = 1;
+    sync_after_[task] = sync_after_ns;
+  }
+  host_items_.push_back(task);
+}
+
+TaskId TaskGraph::add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain) {
+  if (device < 0 || device >= static_cast<int>(device_slowdown_.size())) throw std::logic_error("add_host_task: bad device");
+  if (order == kNotOnHost) throw std::logic_error("add_host_task: bad order");
+  StreamId s = device_host_stream_[device];
+  if (s == kNoStream) s = add_stream(device, StreamClass::Host);
+  const TaskId t = add_task(s, duration, tag);
+  host_order_[t] = order;
+  drain_[t] = drain ? 1 : 0;
+  host_items_.push_back(t);
+  return t;
+}
+
+void TaskGraph::set_nic(TaskId task, TimeNs nic_ns) {
+  if (task >= duration_.size() || nic_ns < 0) throw std::logic_error("set_nic: bad task or time");
+  nic_ns_[task] = std::min(nic_ns, duration_[task]);
+  if (nic_ns > 0) any_nic_ = true;
 }
 
 const std::vector<std::pair<TaskId, TaskId>> TaskGraph::edges() const {
@@ -67,9 +140,21 @@ std::string TaskGraph::check_acyclic() const {
   G g(duration_.size());
   for (std::size_t i = 0; i < dep_from_.size(); ++i) boost::add_edge(dep_from_[i], dep_to_[i], g);
   std::vector<TaskId> last(stream_device_.size(), static_cast<TaskId>(-1));
-  for (TaskId t = 0; t < duration_.size(); ++t) {  // stream order is an implicit dependency
+  for (TaskId t = 0; t < duration_.size(); ++t) {  // stream order is an implicit dependency (host streams: below)
+    if (stream_class_[stream_[t]] == StreamClass::Host) continue;
     if (last[stream_[t]] != static_cast<TaskId>(-1)) boost::add_edge(last[stream_[t]], t, g);
     last[stream_[t]] = t;
+  }
+  // Host program order: item i+1 cannot begin before item i (a host task ends, an issued task's issue begins).
+  std::vector<std::pair<std::uint64_t, TaskId>> prog;
+  for (std::size_t d = 0; d < device_slowdown_.size(); ++d) {
+    prog.clear();
+    for (TaskId t : host_items_)
+      if (stream_device_[stream_[t]] == static_cast<int>(d)) prog.emplace_back(host_order_[t], t);
+    std::stable_sort(prog.begin(), prog.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 1; i < prog.size(); ++i)
+      if (stream_class_[stream_[prog[i - 1].second]] == StreamClass::Host) boost::add_edge(prog[i - 1].second, prog[i].second, g);
   }
   std::vector<std::size_t> order;
   try {
@@ -81,36 +166,92 @@ std::string TaskGraph::check_acyclic() const {
 }
 
 // ---------------------------------------------------------------- Executor
+namespace {
+bool later(const auto& a, const auto& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
+// Rounded to the nearest ns (work and rates are non-negative: x + 0.5 truncated, without a libm call on the hot path).
+TimeNs round_ns(double x) { return static_cast<TimeNs>(x + 0.5); }
+TimeNs stretched(double work_ns, double rate) { return round_ns(rate == 1.0 ? work_ns : work_ns / rate); }
+// a / k rounded half up, in integers (a ≥ 0, k ≥ 1).
+TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / k; }
+}  // namespace
+
 void Executor::push(TimeNs t, TaskId task) {
   heap_.push_back(Event{t, seq_++, task, version_[task]});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;  // min-heap on (time, seq)
-  });
+  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
 }
 
-namespace {
-TimeNs stretched(double work_ns, double rate) { return static_cast<TimeNs>(std::llround(work_ns / rate)); }
-}  // namespace
+void Executor::push_wake(TimeNs t, StreamId s) {
+  heap_.push_back(Event{t, seq_++, s, kWake});
+  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+}
+
+double Executor::rate(const TaskGraph& g, TaskId t) const {
+  const StreamId s = g.stream_[t];
+  const int dev = g.stream_device_[s];
+  if (g.stream_class_[s] == StreamClass::Compute) {
+    const double sd = g.device_slowdown_[dev];
+    return (sd > 0 && device_comm_active_[dev] > 0) ? 1.0 / (1.0 + sd) : 1.0;
+  }
+  const int k = device_nic_active_[dev];
+  if (g.nic_ns_[t] > 0 && k > 1) {
+    const double d = static_cast<double>(g.duration_[t]), b = static_cast<double>(g.nic_ns_[t]);
+    return d / (d + (k - 1) * b);
+  }
+  return 1.0;
+}
+
+// The end event of a running task: its remaining work at its current rate, and never before its last kernel was
+// issued and has run (floor_).
+void Executor::schedule_end(const TaskGraph& g, TaskId t, TimeNs now) {
+  (void)g;
+  push(std::max(std::max(now, last_update_[t]) + stretched(remaining_[t], rate_[t]), floor_[t]), t);
+}
+
+void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate) {
+  if (now > last_update_[t]) {  // (a task that starts later has done no work yet)
+    remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
+    last_update_[t] = now;
+  }
+  rate_[t] = rate(g, t);
+  ++version_[t];
+  schedule_end(g, t, now);
+}
 
 void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
   if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
   TaskId t = stream_tasks_[stream_pos_[s]];
   if (pending_preds_[t] != 0) return;
+  if (g.host_order_[t] != TaskGraph::kNotOnHost) {
+    if (!issued_[t]) return;  // the host has not reached it: it calls try_start when it issues it
+    if (ready_at_[t] > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
+      if (wake_at_[s] != ready_at_[t]) {
+        wake_at_[s] = ready_at_[t];
+        push_wake(ready_at_[t], s);
+      }
+      return;
+    }
+  }
+  // A compute task whose first kernel is launched later starts then, without a wake event: the stream is held for
+  // it (in-order: nothing else could start on it), and rate changes before its start only re-plan its end
+  // (replan() counts no work before last_update_). Communication tasks wait for a wake: they change the device's
+  // SM-contention and NIC state when they start.
+  const TimeNs at = std::max(now, ready_at_[t]);
   ++stream_pos_[s];
   stream_busy_[s] = 1;
   stream_running_[s] = t;
-  out.start[t] = now;
+  started_[t] = 1;
+  out.start[t] = at;
   const int dev = g.stream_device_[s];
-  if (g.stream_class_[s] == StreamClass::Comm) {
-    push(now + g.duration_[t], t);
-    set_comm_active(g, dev, +1, now);
-    return;
-  }
-  const double sd = g.device_slowdown_[dev];
   remaining_[t] = static_cast<double>(g.duration_[t]);
-  last_update_[t] = now;
-  const double rate = (sd > 0 && device_comm_active_[dev] > 0) ? 1.0 / (1.0 + sd) : 1.0;
-  push(now + stretched(remaining_[t], rate), t);
+  last_update_[t] = at;
+  if (g.stream_class_[s] == StreamClass::Comm) {
+    set_comm_active(g, dev, +1, now);
+    if (g.nic_ns_[t] > 0) set_nic_active(g, dev, +1, now, t);
+  }
+  rate_[t] = rate(g, t);
+  schedule_end(g, t, now);
+  // The host may be waiting for this task to start (its launch queue was full).
+  if (hwait_[dev] == HostWait::Start && hwait_task_[dev] == t) queue_constraint(g, dev, now, out);
 }
 
 void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now) {
@@ -118,22 +259,127 @@ void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs
   device_comm_active_[device] += delta;
   const double sd = g.device_slowdown_[device];
   if (sd <= 0 || (before > 0) == (device_comm_active_[device] > 0)) return;
-  const double old_rate = before > 0 ? 1.0 / (1.0 + sd) : 1.0;
-  const double new_rate = device_comm_active_[device] > 0 ? 1.0 / (1.0 + sd) : 1.0;
   // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one.
   for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
-    const StreamId s = device_compute_[i];
-    if (!stream_busy_[s]) continue;
-    TaskId t = stream_running_[s];
-    remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
-    last_update_[t] = now;
-    ++version_[t];
-    push(now + stretched(remaining_[t], new_rate), t);
+    const StreamId s = device_streams_[i];
+    if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Compute) continue;
+    const TaskId t = stream_running_[s];
+    replan(g, t, now, rate_[t]);
+  }
+}
+
+void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except) {
+  const int before = device_nic_active_[device];
+  device_nic_active_[device] += delta;
+  if (before <= 1 && device_nic_active_[device] <= 1) return;  // alone before and after: no rate changes
+  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
+    const StreamId s = device_streams_[i];
+    if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Comm) continue;
+    const TaskId t = stream_running_[s];
+    if (t == except || g.nic_ns_[t] <= 0) continue;
+    replan(g, t, now, rate_[t]);
+  }
+}
+
+// The host waited for task X (hwait_task_) to start because its launch queue was full: the kernel it waited for is
+// at fraction hwait_frac_ of X, and its own last launch follows hwait_extra_ after that.
+void Executor::apply_queue(const TaskGraph& g, int device, const Timeline& out) {
+  const TaskId x = hwait_task_[device];
+  const TimeNs t_r =
+      out.start[x] + static_cast<TimeNs>(std::llround(hwait_frac_[device] * static_cast<double>(g.duration_[x])));
+  hfree_[device] = std::max(hfree_[device], t_r + hwait_extra_[device]);
+  hwait_[device] = HostWait::None;
+}
+
+void Executor::queue_constraint(const TaskGraph& g, int device, TimeNs /*now*/, Timeline& out) {
+  apply_queue(g, device, out);
+  resume_.push_back(device);
+}
+
+void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& out) {
+  if (hwait_[dev] != HostWait::None) return;
+  if (hsync_[dev] >= 0) {  // a sync after an issue: wait for the drain, then its host time
+    if (outstanding_[dev] > 0) {
+      hwait_[dev] = HostWait::Drain;
+      return;
+    }
+    hfree_[dev] = std::max(hfree_[dev], now) + hsync_[dev];
+    hsync_[dev] = -1;
+  }
+  const std::uint32_t end = host_begin_[dev + 1];
+  const int q = g.device_queue_[dev];
+  while (hpos_[dev] < end) {
+    const std::uint32_t item = hpos_[dev];
+    const TaskId t = host_prog_[item];
+    if (g.stream_class_[g.stream_[t]] == StreamClass::Host) {
+      if (pending_preds_[t] > 0) {
+        hwait_[dev] = HostWait::Preds;
+        return;
+      }
+      if (g.drain_[t] && outstanding_[dev] > 0) {
+        hwait_[dev] = HostWait::Drain;
+        return;
+      }
+      const TimeNs s = std::max(hfree_[dev], now);
+      out.start[t] = s;
+      started_[t] = 1;
+      hfree_[dev] = s + g.duration_[t];
+      ++hpos_[dev];
+      if (succ_begin_[t] == succ_begin_[t + 1]) {
+        // Nothing depends on it but the program order, which hfree_ carries: it ends without an event.
+        out.end[t] = hfree_[dev];
+        out.makespan = std::max(out.makespan, hfree_[dev]);
+        ++host_done_;
+        continue;
+      }
+      push(hfree_[dev], t);
+      continue;
+    }
+    // Issue a GPU task: its K kernels are launched one after another over host_ns.
+    const TimeNs h = g.host_ns_[t], first = div_round(h, g.kernels_[t]);
+    const TimeNs hs = std::max(hfree_[dev], now);
+    issued_[t] = 1;
+    ready_at_[t] = hs + first;
+    hfree_[dev] = hs + h;
+    floor_[t] = hfree_[dev] + div_round(g.duration_[t], g.kernels_[t]);
+    ++outstanding_[dev];
+    ++hpos_[dev];
+    // Launch queue: at most q launched kernels wait to start, so launching this task's last kernel (program index
+    // c + K − 1) needs the GPU to have started kernel c + K − 1 − q.
+    if (q > 0) {
+      const std::int64_t r = static_cast<std::int64_t>(kprefix_[item] + g.kernels_[t]) - 1 - q;
+      if (r >= 0) {
+        std::uint32_t& qp = qpos_[dev];
+        while (qp + 1 < end && kprefix_[qp + 1] <= static_cast<std::uint64_t>(r)) ++qp;
+        while (qp < item && g.kernels_[host_prog_[qp]] == 0) ++qp;  // host tasks launch nothing
+        const TaskId x = host_prog_[qp];
+        const double frac = (static_cast<double>(r) - static_cast<double>(kprefix_[qp])) /
+                            std::max(1.0, static_cast<double>(g.kernels_[x]));
+        hwait_task_[dev] = x;
+        hwait_frac_[dev] = std::clamp(frac, 0.0, 1.0);
+        hwait_extra_[dev] = first;
+        hwait_[dev] = HostWait::Start;
+        if (started_[x]) apply_queue(g, dev, out);
+      }
+    }
+    try_start(g, g.stream_[t], now, out);
+    if (g.drain_[t]) {
+      hsync_[dev] = g.sync_after_[t];
+      if (hwait_[dev] != HostWait::None) return;  // the launch queue first; the sync when the host resumes
+      if (outstanding_[dev] > 0) {
+        hwait_[dev] = HostWait::Drain;
+        return;
+      }
+      hfree_[dev] = std::max(hfree_[dev], now) + hsync_[dev];
+      hsync_[dev] = -1;
+      continue;
+    }
+    if (hwait_[dev] != HostWait::None) return;
   }
 }
 
 void Executor::run(const TaskGraph& g, Timeline& out) {
-  const std::size_t n = g.duration_.size(), ns = g.stream_device_.size();
+  const std::size_t n = g.duration_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
   out.start.assign(n, 0);
   out.end.assign(n, -1);
   out.makespan = 0;
@@ -162,53 +408,129 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.stream_[t]]++] = static_cast<TaskId>(t);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
-  // Compute streams per device, for re-planning under SM contention without scanning every stream.
-  const std::size_t nd = g.device_slowdown_.size();
+  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
   device_begin_.assign(nd + 1, 0);
   for (StreamId s = 0; s < ns; ++s)
-    if (g.stream_class_[s] == StreamClass::Compute) ++device_begin_[g.stream_device_[s] + 1];
+    if (g.stream_class_[s] != StreamClass::Host) ++device_begin_[g.stream_device_[s] + 1];
   for (std::size_t d = 0; d < nd; ++d) device_begin_[d + 1] += device_begin_[d];
-  device_compute_.resize(device_begin_[nd]);
+  device_streams_.resize(device_begin_[nd]);
   {
-    std::vector<std::uint32_t> cur(device_begin_.begin(), device_begin_.end() - 1);
+    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
+    cur.assign(device_begin_.begin(), device_begin_.end() - 1);
     for (StreamId s = 0; s < ns; ++s)
-      if (g.stream_class_[s] == StreamClass::Compute) device_compute_[cur[g.stream_device_[s]]++] = s;
+      if (g.stream_class_[s] != StreamClass::Host) device_streams_[cur[g.stream_device_[s]]++] = s;
   }
+  // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
+  host_begin_.assign(nd + 1, 0);
+  for (TaskId t : g.host_items_) ++host_begin_[g.stream_device_[g.stream_[t]] + 1];
+  for (std::size_t d = 0; d < nd; ++d) host_begin_[d + 1] += host_begin_[d];
+  host_prog_.resize(g.host_items_.size());
+  {
+    std::vector<std::uint32_t>& cur = hpos_;
+    cur.assign(host_begin_.begin(), host_begin_.end() - 1);
+    for (TaskId t : g.host_items_) host_prog_[cur[g.stream_device_[g.stream_[t]]]++] = t;
+  }
+  kprefix_.resize(host_prog_.size() + 1);
+  for (std::size_t d = 0; d < nd; ++d) {
+    auto b = host_prog_.begin() + host_begin_[d], e = host_prog_.begin() + host_begin_[d + 1];
+    auto by_order = [&g](TaskId a, TaskId c) { return g.host_order_[a] < g.host_order_[c]; };
+    if (!std::is_sorted(b, e, by_order)) std::stable_sort(b, e, by_order);
+    std::uint64_t k = 0;
+    for (std::uint32_t i = host_begin_[d]; i < host_begin_[d + 1]; ++i) {
+      kprefix_[i] = k;
+      k += g.kernels_[host_prog_[i]];
+    }
+  }
+  hpos_.assign(host_begin_.begin(), host_begin_.end() - 1);
+  qpos_.assign(host_begin_.begin(), host_begin_.end() - 1);
+  hfree_.assign(nd, 0);
+  hwait_.assign(nd, HostWait::None);
+  hwait_task_.assign(nd, 0);
+  hwait_frac_.assign(nd, 0.0);
+  hwait_extra_.assign(nd, 0);
+  hsync_.assign(nd, -1);
+  outstanding_.assign(nd, 0);
+  issued_.assign(n, 0);
+  ready_at_.assign(n, 0);
+  floor_.assign(n, 0);
+  started_.assign(n, 0);
+  resume_.clear();
+  host_done_ = 0;
+
   stream_busy_.assign(ns, 0);
+  wake_at_.assign(ns, -1);
   stream_running_.assign(ns, 0);
-  device_comm_active_.assign(g.device_slowdown_.size(), 0);
+  device_comm_active_.assign(nd, 0);
+  device_nic_active_.assign(nd, 0);
   remaining_.assign(n, 0.0);
+  rate_.assign(n, 1.0);
   last_update_.assign(n, 0);
   version_.assign(n, 0);
   heap_.clear();
   seq_ = 0;
 
-  for (StreamId s = 0; s < ns; ++s) try_start(g, s, 0, out);
+  auto run_resumes = [&](TimeNs now) {
+    while (!resume_.empty()) {
+      const int d = resume_.back();
+      resume_.pop_back();
+      advance_host(g, d, now, out);
+    }
+  };
+  for (std::size_t d = 0; d < nd; ++d) advance_host(g, static_cast<int>(d), 0, out);
+  for (StreamId s = 0; s < ns; ++s)
+    if (g.stream_class_[s] != StreamClass::Host) try_start(g, s, 0, out);
+  run_resumes(0);
   std::size_t done = 0;
-  auto later = [](const Event& a, const Event& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; };
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
     const Event ev = heap_.back();
     heap_.pop_back();
+    const TimeNs now = ev.time;
+    if (ev.version == kWake) {  // an issued task's first kernel is launched now
+      try_start(g, ev.task, now, out);
+      run_resumes(now);
+      continue;
+    }
     if (ev.version != version_[ev.task]) continue;  // superseded by a re-plan
     ++out.events;
     const TaskId t = ev.task;
-    const TimeNs now = ev.time;
     const StreamId s = g.stream_[t];
+    const int dev = g.stream_device_[s];
     out.end[t] = now;
     out.makespan = std::max(out.makespan, now);
     ++done;
-    stream_busy_[s] = 0;
-    if (g.stream_class_[s] == StreamClass::Comm) set_comm_active(g, g.stream_device_[s], -1, now);
+    const bool gpu = g.stream_class_[s] != StreamClass::Host;
+    if (gpu) {
+      stream_busy_[s] = 0;
+      if (g.stream_class_[s] == StreamClass::Comm) {
+        set_comm_active(g, dev, -1, now);
+        if (g.nic_ns_[t] > 0) set_nic_active(g, dev, -1, now, t);
+      }
+      if (g.host_order_[t] != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
+        hwait_[dev] = HostWait::None;
+        resume_.push_back(dev);
+      }
+    }
     for (std::uint32_t i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
       const TaskId v = succ_[i];
-      if (--pending_preds_[v] == 0) try_start(g, g.stream_[v], now, out);
+      if (--pending_preds_[v] != 0) continue;
+      const StreamId vs = g.stream_[v];
+      if (g.stream_class_[vs] == StreamClass::Host) {
+        const int vd = g.stream_device_[vs];
+        if (hwait_[vd] == HostWait::Preds && host_prog_[hpos_[vd]] == v) {
+          hwait_[vd] = HostWait::None;
+          resume_.push_back(vd);
+        }
+      } else {
+        try_start(g, vs, now, out);
+      }
     }
-    try_start(g, s, now, out);
+    if (gpu) try_start(g, s, now, out);
+    run_resumes(now);
   }
-  if (done != n) {
-    throw std::logic_error("engine: deadlock — " + std::to_string(n - done) + " of " + std::to_string(n) +
-                           " tasks can never start (cycle through dependencies and stream order)");
+  if (done + host_done_ != n) {
+    throw std::logic_error("engine: deadlock — " + std::to_string(n - done - host_done_) + " of " + std::to_string(n) +
+                           " tasks can never start (cycle through dependencies, stream order and host program order)");
   }
 }
 

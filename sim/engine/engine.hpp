@@ -1,11 +1,32 @@
-// parsim sim/engine — a discrete-event executor of tasks on in-order streams.
+// parsim sim/engine — a discrete-event executor of tasks on in-order streams, issued by a host.
 //
-// The engine knows only time, tasks, streams and dependencies. A task has a duration (integer nanoseconds), runs on
-// one stream, and carries an opaque 32-bit tag that only the analysis layer interprets. Streams execute their tasks
-// in the order they were added (like CUDA streams); a task starts when it is at the head of its stream, the stream is
-// free, and all its predecessors have finished. Streams belong to a device; while any communication stream of a
-// device is busy, that device's compute streams progress at 1/(1+slowdown) of their speed (communication kernels
+// The engine knows only time, tasks, streams, dependencies and hosts. A task has a duration (integer nanoseconds),
+// runs on one stream, and carries an opaque 32-bit tag that only the analysis layer interprets. Streams execute their
+// tasks in the order they were added (like CUDA streams); a task starts when it is at the head of its stream, the
+// stream is free, and all its predecessors have finished. Streams belong to a device; while any communication stream
+// of a device is busy, that device's compute streams progress at 1/(1+slowdown) of their speed (communication kernels
 // take SMs and memory bandwidth from compute) — durations then stretch, and the engine re-plans their end events.
+//
+// The host (the CPU thread that launches a rank's kernels). A device may have a host program: the GPU tasks it
+// issues (issue()) and its own host work (add_host_task()), in program order. The host walks the program one item
+// at a time and never runs two at once:
+//   - issuing a GPU task of K kernels costs the host `host_ns`; the task cannot start on the GPU before its first
+//     kernel is issued (issue start + host_ns/K) and cannot end before its last one is issued and has run (issue end
+//     + duration/K). A chain of kernels shorter than their launch cost therefore runs at the host's pace — a kernel
+//     becomes launch-bound through the event engine, not through a factor. The host does not wait for the GPU: it
+//     runs ahead asynchronously;
+//   - unless the launch queue is full: at most `launch_queue` issued kernels may be waiting to start (CUDA blocks the
+//     launching thread once ≈ 1,024 are pending, docs/host-model.md §2.6); the host then waits for the GPU to start
+//     the kernel `launch_queue` positions back (kernels inside one task are taken as evenly spread over its duration);
+//   - a host task (a device→host sync, Python work between passes) occupies the host for its duration once its
+//     dependencies are done; with `drain`, it also waits until every GPU task the host issued before it has finished
+//     (torch.cuda.synchronize()). A sync on a drained queue therefore exposes the host's issue time of what follows.
+// GPU tasks that are not issued by a host (no host program, or not registered) start as soon as they are ready.
+//
+// Shared NICs: a task may declare how much of its duration is spent moving bytes over the device's NICs at full
+// share (set_nic). While k such tasks of one device run at once, each progresses at D/(D + (k−1)·B) of its speed
+// (D its duration, B its NIC time: the NIC part is shared k ways, the rest — latency, NVLink hops — is not), and the
+// engine re-plans their end events whenever k changes, as it does for SM contention.
 //
 // Events are ordered by (time, sequence number): equal inputs give bit-identical timelines. No globals: one
 // TaskGraph + Executor per evaluation, reusable (clear() keeps the allocations) so the sweep can run thousands per
@@ -21,7 +42,13 @@ using TimeNs = std::int64_t;
 using TaskId = std::uint32_t;
 using StreamId = std::uint32_t;
 
-enum class StreamClass : std::uint8_t { Compute, Comm };
+// Compute and Comm streams are GPU streams; a Host stream holds a device's host tasks (one per device, created by
+// add_host_task).
+enum class StreamClass : std::uint8_t { Compute, Comm, Host };
+
+// CUDA's launch-queue depth per device (docs/host-model.md §2.6: 1,022 ops queued in a real trace, launches block
+// beyond ≈ 1,000 per stream — forums.developer.nvidia.com/t/68937).
+constexpr int kDefaultLaunchQueue = 1024;
 
 class TaskGraph {
 public:
@@ -29,18 +56,39 @@ public:
   void reserve(std::size_t tasks, std::size_t deps);
   // A device groups streams that share SMs; slowdown is the compute slowdown while any of its Comm streams is busy.
   int add_device(double comm_slowdown = 0.0);
+  // Issued kernels that may wait for the GPU before the host blocks (0 = unlimited).
+  void set_launch_queue(int device, int depth);
   StreamId add_stream(int device, StreamClass cls);
   TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag);
   void add_dep(TaskId before, TaskId after);  // `after` cannot start before `before` has finished
 
+  // The host of the task's device issues this GPU task (on a Compute or Comm stream): `host_ns` of host time for
+  // `kernels` ≥ 1 GPU operations, at position `order` of the host's program (smaller first; equal orders keep the
+  // order of the calls).
+  // With `sync_after_ns` ≥ 0 the host synchronizes right after issuing it (torch.cuda.synchronize(): it waits until
+  // every GPU task it issued, this one included, has finished, then spends sync_after_ns) — the same as a drain
+  // host task at the next position, without a task of its own.
+  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1);
+  // Host work of `device` at program position `order`: `duration` of host time once its dependencies have finished
+  // (and, with `drain`, once every GPU task the host issued before it has finished).
+  TaskId add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain = false);
+  // `nic_ns` (≤ duration) of this task's duration is NIC transfer at full share (see the header comment).
+  void set_nic(TaskId task, TimeNs nic_ns);
+
   std::size_t num_tasks() const { return duration_.size(); }
   std::size_t num_streams() const { return stream_device_.size(); }
   std::size_t num_deps() const { return dep_from_.size(); }
+  std::size_t num_devices() const { return device_slowdown_.size(); }
   TimeNs duration(TaskId t) const { return duration_[t]; }
   StreamId stream(TaskId t) const { return stream_[t]; }
   std::uint32_t tag(TaskId t) const { return tag_[t]; }
   StreamClass stream_class(StreamId s) const { return stream_class_[s]; }
   int stream_device(StreamId s) const { return stream_device_[s]; }
+  bool is_host_task(TaskId t) const { return stream_class_[stream_[t]] == StreamClass::Host; }
+  bool issued(TaskId t) const { return host_order_[t] != kNotOnHost && !is_host_task(t); }
+  TimeNs host_ns(TaskId t) const { return host_ns_[t]; }
+  std::uint32_t kernels(TaskId t) const { return kernels_[t]; }
+  TimeNs nic_ns(TaskId t) const { return nic_ns_[t]; }
   const std::vector<std::pair<TaskId, TaskId>> edges() const;
   // Dependency i is dep_from(i) → dep_to(i), in insertion order (no copy, unlike edges()).
   TaskId dep_from(std::size_t i) const { return dep_from_[i]; }
@@ -52,17 +100,28 @@ public:
 
 private:
   friend class Executor;
+  static constexpr std::uint64_t kNotOnHost = ~std::uint64_t{0};
   std::vector<TimeNs> duration_;
   std::vector<StreamId> stream_;
   std::vector<std::uint32_t> tag_;
+  std::vector<TimeNs> host_ns_;        // issue cost (GPU tasks) — 0 when not issued
+  std::vector<std::uint32_t> kernels_; // GPU operations of an issued task
+  std::vector<std::uint64_t> host_order_;  // program position, kNotOnHost when not on a host program
+  std::vector<std::uint8_t> drain_;    // host tasks: wait for the issued GPU work to drain; GPU tasks: sync after issue
+  std::vector<TimeNs> sync_after_;     // GPU tasks with drain_: host time of the sync once drained
+  std::vector<TimeNs> nic_ns_;
   std::vector<TaskId> dep_from_, dep_to_;
   std::vector<int> stream_device_;
   std::vector<StreamClass> stream_class_;
   std::vector<double> device_slowdown_;
+  std::vector<int> device_queue_;
+  std::vector<StreamId> device_host_stream_;  // kNoStream until add_host_task creates it
+  std::vector<std::uint32_t> host_items_;     // tasks registered on a host program, in call order
+  bool any_nic_ = false;
 };
 
 struct Timeline {
-  std::vector<TimeNs> start, end;  // per task
+  std::vector<TimeNs> start, end;  // per task (host tasks: host time)
   TimeNs makespan = 0;
   std::int64_t events = 0;         // events processed
 };
@@ -70,33 +129,61 @@ struct Timeline {
 class Executor {
 public:
   // Runs the graph to completion. Throws std::logic_error if tasks remain that can never start (a cycle through
-  // dependencies and stream order).
+  // dependencies, stream order and host program order).
   void run(const TaskGraph& g, Timeline& out);
 
 private:
   struct Event {
     TimeNs time;
     std::uint64_t seq;
-    TaskId task;
-    std::uint32_t version;
+    TaskId task;             // completion: the task; wake: the stream
+    std::uint32_t version;   // completion: task version (stale after a re-plan); wake: kWake
   };
+  static constexpr std::uint32_t kWake = ~std::uint32_t{0};
+  enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
+  void push_wake(TimeNs t, StreamId s);
   void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
+  void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
+  void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now);
+  void set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except);
+  void apply_queue(const TaskGraph& g, int device, const Timeline& out);
+  double rate(const TaskGraph& g, TaskId t) const;
+  void replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate);
+  void schedule_end(const TaskGraph& g, TaskId t, TimeNs now);
 
   // CSR successors, per-stream task lists, and run state — kept between runs to avoid allocation.
   std::vector<std::uint32_t> succ_begin_, succ_;
   std::vector<std::uint32_t> stream_begin_, stream_tasks_, stream_pos_;
   std::vector<std::uint32_t> pending_preds_;
   std::vector<std::uint8_t> stream_busy_;
+  std::vector<TimeNs> wake_at_;         // per stream: the pending wake event's time (-1: none)
   std::vector<TaskId> stream_running_;
-  std::vector<int> device_comm_active_;
-  std::vector<std::uint32_t> device_begin_, device_compute_;  // compute streams of each device (CSR)
-  std::vector<double> remaining_;       // work left (ns at full speed) of running compute tasks
+  std::vector<int> device_comm_active_, device_nic_active_;
+  std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
+  std::vector<double> remaining_;       // work left (ns at full speed) of running tasks
+  std::vector<double> rate_;            // current rate of running tasks
   std::vector<TimeNs> last_update_;
   std::vector<std::uint32_t> version_;
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
+  // Host programs (CSR by device) and their state.
+  std::vector<std::uint32_t> host_begin_, host_prog_;
+  std::vector<std::uint64_t> kprefix_;  // kernels issued before each program item
+  std::vector<std::uint32_t> hpos_, qpos_;
+  std::vector<TimeNs> hfree_;
+  std::vector<HostWait> hwait_;
+  std::vector<TaskId> hwait_task_;     // Start: the task whose start the host waits for
+  std::vector<double> hwait_frac_;     // … the waited-for kernel's position inside it (fraction of its duration)
+  std::vector<TimeNs> hwait_extra_;    // … host time from that kernel's start to the end of the blocked issue
+  std::vector<TimeNs> hsync_;          // per device: a sync after an issue is pending (its host time; -1: none)
+  std::vector<int> resume_;            // devices whose host can go on (processed after each event)
+  std::size_t host_done_ = 0;          // host tasks with no successors, finished without an event
+  std::vector<std::int64_t> outstanding_;
+  std::vector<std::uint8_t> issued_;    // per task: the host has issued it
+  std::vector<TimeNs> ready_at_, floor_;
+  std::vector<std::uint8_t> started_;
 };
 
 }  // namespace parsim::engine

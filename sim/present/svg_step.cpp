@@ -169,6 +169,8 @@ std::vector<StageLanes> collect(const Scenario& sc, const Evaluator& ev) {
       }
     } else if (ti.kind == TaskKind::Optimizer) {
       L.comp.push_back({t0, t1, kOptimizer, -1, 0, 0, 0});
+    } else if (ti.kind == TaskKind::HostWork) {
+      continue;  // the host's own work (syncs, get_batch, the step's Python) is on the trace's host track, not here
     } else {
       tasks.push_back({ti.stage, ti.comm, t0, t1});
     }
@@ -188,12 +190,13 @@ std::vector<StageLanes> collect(const Scenario& sc, const Evaluator& ev) {
   }
   for (auto& L : st) {
     std::sort(L.comp.begin(), L.comp.end(), [](const CompSpan& a, const CompSpan& b) { return a.t0 < b.t0; });
-    // A pass lowered as several segments (the last backward, split for overlapped gradient buckets) is one slice.
+    // A pass lowered as several segments (the last backward, split for overlapped gradient buckets) is one slice, also
+    // where the GPU waited between its segments for the host to issue the next one (launch-bound passes).
     std::vector<CompSpan> joined;
     for (const CompSpan& c : L.comp) {
       if (!joined.empty()) {
         CompSpan& b = joined.back();
-        if (b.kind == c.kind && b.mb == c.mb && b.chunk == c.chunk && c.kind != kOptimizer && c.t0 - b.t1 < 1e-9) {
+        if (b.kind == c.kind && b.mb == c.mb && b.chunk == c.chunk && c.kind != kOptimizer) {
           b.t1 = c.t1;
           b.layers += c.layers;
           b.recompute_s += c.recompute_s;

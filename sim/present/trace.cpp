@@ -21,6 +21,7 @@ namespace {
 
 constexpr int kCompute = 0;
 int track(Axis a) { return 1 + static_cast<int>(axis_index(a)); }  // one thread per axis, in kAxes order
+constexpr int kHost = 16;  // the rank's host thread (syncs, get_batch, the step's fixed work)
 
 const char* pass_letter(TaskKind k) {
   switch (k) {
@@ -103,6 +104,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
     w.meta(s, -1, "process_name", "stage " + std::to_string(s) + layers);
     w.meta(s, kCompute, "thread_name", "compute");
     for (Axis a : kAxes) w.meta(s, track(a), "thread_name", axis_name(a));
+    w.meta(s, kHost, "thread_name", "host");
   }
   auto us = [](std::int64_t ns) { return static_cast<double>(ns) * 1e-3; };
   char args[512];
@@ -198,6 +200,9 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
                       to_string(ti.coll).c_str());
         w.x(s, track(ti.comm), ts, dur,
             std::string(ti.kind == TaskKind::GradReduce ? "grads " : "params ") + to_string(ti.coll), args);
+        break;
+      case TaskKind::HostWork:
+        w.x(s, kHost, ts, dur, host_part_name(ti.host), "");
         break;
     }
   }

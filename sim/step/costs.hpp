@@ -4,6 +4,8 @@
 //   costs/comm.cpp    the communication issued inside a pass (TP all-reduces / all-gathers / reduce-scatters, the CP
 //                     ring) and the pipeline's point-to-point transfer;
 //   costs/edges.cpp   the embedding and the LM head + loss, and WHERE they sit (edge_work: the one placement rule);
+//   costs/host.cpp    the host: what issuing each pass, collective, sync and the per-step fixed work costs the CPU thread
+//                     of a rank for the software stack (docs/host-model.md), and the kernel counts it issues;
 //   costs/step.cpp    compute_step_costs(): the composition, parameters per rank, data-parallel groups.
 #pragma once
 #include "plans/scenario.hpp"
@@ -16,11 +18,16 @@ namespace parsim {
 // Cost of one pass (forward, backward, or a backward half) of some layers on one rank. TP and CP communication is
 // issued inside the layer (Megatron runs it synchronously between GEMMs), so its exposed part lengthens the pass on
 // the compute stream.
+// The host side: issuing the pass costs the rank's CPU thread host_s for `kernels` GPU operations (kernels, memsets,
+// NCCL calls), which the engine plays against the GPU time (sim/engine: a task cannot start before its first kernel
+// is launched nor end before its last one is).
 struct PassCost {
   double compute_s = 0;
   double tp_s = 0, tp_exposed_s = 0;
   double cp_s = 0, cp_exposed_s = 0;
   double ep_s = 0, ep_exposed_s = 0;  // expert-parallel all-to-all inside MoE layers (0 until they are simulated)
+  double host_s = 0;                  // host issue time (s) of the pass on this rank
+  double kernels = 0;                 // GPU operations the host issues for it
   double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s; }
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
@@ -84,6 +91,43 @@ struct PairOverlap {
 // The two passes' whole costs → how each changes (first for `a`, second for `b`).
 std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCost& b, double comm_compute_slowdown);
 
+// The host of one rank (docs/host-model.md §6): the stack's issue costs on this node's CPU, and what the framework does
+// around the passes. Times are seconds of real host time (the stack's unit costs on the reference host × `factor`).
+// How the stack issues work (docs/host-model.md §4): Megatron-Core with Transformer Engine's fused modules, legacy
+// Megatron-LM's local implementation (unfused ops, TorchScript fusions), PyTorch eager (Hugging Face, torchtitan,
+// llm-foundry with FSDP).
+enum class HostStack : std::uint8_t { MegatronCoreTE, MegatronLocal, PyTorchEager };
+const char* host_stack_name(HostStack s);
+struct HostModel {
+  HostStack stack = HostStack::MegatronCoreTE;
+  bool megatron() const { return stack != HostStack::PyTorchEager; }
+  bool cuda_graphs = false;   // layer passes replayed as CUDA graphs (one launch each)
+  double factor = 1;          // calibrated host factor of the stack × the node's host_time_factor
+  int launch_queue = 1024;    // kernels that may wait for the GPU before a launch blocks
+  double op_s = 0;            // one eager ATen op with its launch
+  double coll_s = 0;          // issuing one NCCL collective through torch.distributed
+  double sync_s = 0;          // a device→host sync round trip once the GPU is drained
+  double p2p_s = 0;           // a batched pipeline send/recv (batch_isend_irecv)
+  // Per micro-batch
+  double data_s = 0;          // get_batch on the first and last pipeline stages
+  bool data_sync = false;     // … with a blocking size broadcast over TP (legacy broadcast_data)
+  int loss_syncs = 0;         // device→host syncs after the loss (Megatron's NaN/Inf checks of the loss)
+  bool p2p_sync = false;      // torch.cuda.synchronize() after every batched p2p (Megatron without interleaving)
+  // Data-parallel collectives: host per call beyond coll_s (FSDP's per-unit pre/post hooks) and extra copy kernels
+  double dp_call_extra_s = 0;
+  int dp_call_extra_kernels = 0;
+  // Per step (stage-level: the optimizer of the stage's parameters and the fixed work of the framework)
+  double step_begin_s = 0;    // zero_grad and the step's Python before the first micro-batch
+  double grad_check_s = 0;    // NaN check of the gradient buckets (syncs)
+  int grad_check_syncs = 0;
+  double pre_step_s = 0;      // fp16 found-inf and grad-norm (syncs) before the update
+  int pre_step_syncs = 0;
+  double optimizer_s = 0;     // issuing the optimizer's multi-tensor kernels and its Python over the parameters
+  double optimizer_kernels = 0;
+  double post_step_s = 0;     // reductions of update_successful / grad norm after the step, and logging (syncs)
+  int post_step_syncs = 0;
+};
+
 // Everything the lowering needs, computed once per scenario from the cost models.
 struct StepCosts {
   // The model's distinct layer kinds (in order of first appearance), each costed once; a range of layers costs
@@ -111,6 +155,8 @@ struct StepCosts {
   GroupShape edp_group;
   int expert_shard_degree = 1;
   double optimizer_bytes_per_param = 0;  // HBM bytes the optimizer step moves per owned parameter
+  HostModel host;                        // the rank's host (costs/host.cpp)
+  std::vector<double> stage_host_optimizer_s, stage_host_optimizer_kernels;  // per stage (its own parameters)
 
   bool uniform() const { return kinds.size() <= 1; }
   // Layers of kinds[j] among layers [first, last).
@@ -195,5 +241,14 @@ void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideabl
 void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head);
 // One pipeline transfer (s) and its bytes.
 std::pair<double, double> p2p_cost(const CostContext& c);
+// The host (costs/host.cpp): the stack's model for this scenario; the issue cost and kernels of one layer's passes
+// (recompute included) and of the embedding and head; the per-step optimizer work of one stage.
+HostModel host_model(const Scenario& sc);
+void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer);
+void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, PassCosts& head);
+void add_step_host(const Scenario& sc, StepCosts& k);
+// Kernels one multi_tensor_apply launches over `tensors` tensors of `elements` elements in all (PyTorch's
+// MultiTensorApply.cuh rule: a launch per 320 blocks of 65,536 elements or per depth_to_max_tensors tensors).
+double multi_tensor_launches(double tensors, double elements, int depth);
 
 }  // namespace parsim

@@ -13,8 +13,12 @@ namespace parsim {
 // What a task is: tag → TaskInfo (the engine never looks inside).
 enum class TaskKind : std::uint8_t {
   Forward, Backward, BackwardInput, BackwardWeight,  // compute passes (the PassKind values, in that order)
-  PipeRecv, GradReduce, ParamGather, Optimizer
+  PipeRecv, GradReduce, ParamGather, Optimizer,
+  HostWork  // work of the rank's host alone: a device→host sync, get_batch, the step's fixed Python (HostPart says which)
 };
+// What a HostWork task stands for (TaskInfo::host).
+enum class HostPart : std::uint8_t { None, StepBegin, Data, LossSync, P2PSync, GradCheck, PreStep, PostStep };
+const char* host_part_name(HostPart p);
 constexpr bool is_pass(TaskKind k) { return static_cast<int>(k) < kPassKinds; }
 constexpr PassKind pass_kind(TaskKind k) { return static_cast<PassKind>(k); }
 // Passes that end a micro-batch's backward on a chunk and free its activations: the combined backward or W.
@@ -36,6 +40,7 @@ struct TaskInfo {
   std::uint32_t cost_id;  // compute tasks: index into Lowered::costs (the composition of the duration)
   std::uint32_t gather;   // compute segments under ZeRO-3/FSDP: the task that all-gathers their parameters
   std::uint8_t edges = 0; // compute segments: kEdgeEmbedding | kEdgeHead | kPaired
+  HostPart host = HostPart::None;  // HostWork tasks
 };
 constexpr std::uint32_t kNoTask = 0xffffffffu;
 
@@ -45,6 +50,7 @@ struct Lowered {
   std::vector<PassCost> costs;        // the few distinct pass compositions, shared by tasks
   const PassCost& cost(const TaskInfo& ti) const { return costs[ti.cost_id]; }
   std::vector<engine::StreamId> compute_stream, pp_stream, dp_stream;  // per stage
+  std::vector<int> device;                                             // per stage: its engine device (host)
   int microbatches = 0;
   bool splits_backward = false;  // some pass is a B/W half (memory then tracks what W keeps)
 };

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <vector>
 
 using namespace parsim::engine;
 
@@ -107,4 +108,180 @@ TEST_CASE("identical graphs give bit-identical timelines, and the executor is re
   CHECK(t1.start == t2.start);
   CHECK(t1.end == t2.end);
   CHECK(t1.makespan == t2.makespan);
+}
+
+// ---- the host (docs/host-model.md §6.1): issue costs, launch-bound kernels, syncs, the launch queue ----
+
+TEST_CASE("host: a chain of kernels shorter than their launch runs at the host's pace") {
+  // 10 one-kernel tasks of 2 µs on the GPU, each costing the host 10 µs to issue. Task i is issued over
+  // [10i, 10i+10] µs, its only kernel is launched at the end of that (first = host/K = 10 µs after issue start), so it
+  // runs [10i+10, 10i+12]: the last ends at 10·10 + 2 = 102 µs, not the 20 µs of GPU time.
+  TaskGraph g;
+  int d = g.add_device();
+  StreamId s = g.add_stream(d, StreamClass::Compute);
+  std::vector<TaskId> t;
+  for (int i = 0; i < 10; ++i) {
+    t.push_back(g.add_task(s, 2000, 0));
+    g.issue(t.back(), 10000, 1, static_cast<std::uint64_t>(i));
+  }
+  Executor ex;
+  Timeline tl;
+  ex.run(g, tl);
+  CHECK(tl.start[t[0]] == 10000);
+  CHECK(tl.start[t[5]] == 60000);
+  CHECK(tl.end[t[9]] == 102000);
+  CHECK(tl.makespan == 102000);
+}
+
+TEST_CASE("host: long kernels hide the host") {
+  // 10 tasks of 100 µs, 10 µs of issue each: only the first launch is exposed. Task 0 runs [10, 110] µs and the
+  // others follow back to back (task i is issued long before the GPU reaches it): makespan 10 + 10·100 = 1,010 µs.
+  TaskGraph g;
+  int d = g.add_device();
+  StreamId s = g.add_stream(d, StreamClass::Compute);
+  TaskId last = 0;
+  for (int i = 0; i < 10; ++i) {
+    last = g.add_task(s, 100000, 0);
+    g.issue(last, 10000, 1, static_cast<std::uint64_t>(i));
+  }
+  Executor ex;
+  Timeline tl;
+  ex.run(g, tl);
+  CHECK(tl.start[last] == 910000);
+  CHECK(tl.makespan == 1010000);
+}
+
+TEST_CASE("host: an aggregated task of K kernels is bounded by its issue like the chain it stands for") {
+  // One task of 10 kernels, 20 µs of GPU time, 100 µs of issue: its first kernel is launched at 100/10 = 10 µs (the
+  // task starts then), its last at 100 µs and runs 20/10 = 2 µs: end = max(10 + 20, 100 + 2) = 102 µs — the same as
+  // the 10-task chain above. With 1 µs of issue the GPU bounds it: start 0.1 µs, end 20.1 µs.
+  struct Case {
+    TimeNs host, start, end;
+  };
+  for (const Case& c : {Case{100000, 10000, 102000}, Case{1000, 100, 20100}}) {
+    const TimeNs host = c.host, start = c.start, end = c.end;
+    TaskGraph g;
+    int d = g.add_device();
+    StreamId s = g.add_stream(d, StreamClass::Compute);
+    TaskId t = g.add_task(s, 20000, 0);
+    g.issue(t, host, 10, 0);
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.start[t] == start);
+    CHECK(tl.end[t] == end);
+  }
+}
+
+TEST_CASE("host: a sync drains the queue and exposes the issue of what follows") {
+  // A: 100 µs on the GPU, 10 µs of issue → runs [10, 110]. The sync (drain, 20 µs round trip) waits for A: host
+  // [110, 130]. B: 100 µs on the GPU, 50 µs of issue for 5 kernels → issued [130, 180], first kernel at 140, last at
+  // 180 + 100/5: B runs [140, 240]. Without the sync B would be issued at [10, 60] and follow A: [110, 210].
+  for (bool sync : {true, false}) {
+    TaskGraph g;
+    int d = g.add_device();
+    StreamId s = g.add_stream(d, StreamClass::Compute);
+    TaskId a = g.add_task(s, 100000, 0);
+    g.issue(a, 10000, 1, 0);
+    TaskId h = 0;
+    if (sync) h = g.add_host_task(d, 20000, 0, 1, /*drain=*/true);
+    TaskId b = g.add_task(s, 100000, 0);
+    g.issue(b, 50000, 5, 2);
+    CHECK(g.check_acyclic().empty());
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    if (sync) {
+      CHECK(tl.start[h] == 110000);
+      CHECK(tl.end[h] == 130000);
+      CHECK(tl.start[b] == 140000);
+      CHECK(tl.end[b] == 240000);
+    } else {
+      CHECK(tl.start[b] == 110000);
+      CHECK(tl.end[b] == 210000);
+    }
+  }
+}
+
+TEST_CASE("host: a sync right after an issue (sync_after) equals a drain host task at the next position") {
+  // The same step as above with the sync folded into A's issue (Megatron's batch_isend_irecv then
+  // torch.cuda.synchronize()): A runs [10, 110]; the host drains until 110 and spends 20 µs → 130; B is issued
+  // [130, 180], its first kernel at 140 and its last at 180 + 100/5 = 200 ≤ 240: B runs [140, 240].
+  TaskGraph g;
+  int d = g.add_device();
+  StreamId s = g.add_stream(d, StreamClass::Compute);
+  TaskId a = g.add_task(s, 100000, 0);
+  g.issue(a, 10000, 1, 0, /*sync_after_ns=*/20000);
+  TaskId b = g.add_task(s, 100000, 0);
+  g.issue(b, 50000, 5, 2);
+  Executor ex;
+  Timeline tl;
+  ex.run(g, tl);
+  CHECK(tl.start[a] == 10000);
+  CHECK(tl.end[a] == 110000);
+  CHECK(tl.start[b] == 140000);
+  CHECK(tl.end[b] == 240000);
+  CHECK(tl.makespan == 240000);
+}
+
+TEST_CASE("host: a host task waits for its dependencies (a stream sync), not for the whole device") {
+  // A on the compute stream [1, 101] µs; C on the comm stream, 500 µs, issued second ([1, 2]) → runs [2, 502].
+  // The host task waits for A only (.item() on the compute stream): [101, 121]; D, issued after it, starts at 122.
+  TaskGraph g;
+  int d = g.add_device();
+  StreamId comp = g.add_stream(d, StreamClass::Compute), comm = g.add_stream(d, StreamClass::Comm);
+  TaskId a = g.add_task(comp, 100000, 0);
+  g.issue(a, 1000, 1, 0);
+  TaskId c = g.add_task(comm, 500000, 0);
+  g.issue(c, 1000, 1, 1);
+  TaskId h = g.add_host_task(d, 20000, 0, 2);
+  g.add_dep(a, h);
+  TaskId e = g.add_task(comp, 1000, 0);
+  g.issue(e, 1000, 1, 3);
+  Executor ex;
+  Timeline tl;
+  ex.run(g, tl);
+  CHECK(tl.start[c] == 2000);
+  CHECK(tl.start[h] == 101000);
+  CHECK(tl.end[h] == 121000);
+  CHECK(tl.start[e] == 122000);
+  CHECK(tl.makespan == 502000);
+}
+
+TEST_CASE("host: the launch queue stops the host q kernels ahead of the GPU") {
+  // Queue depth 4; ten one-kernel tasks of 100 µs on the GPU, 1 µs of issue each. Task i runs [1 + 100i, 101 + 100i].
+  // Issuing task i ≥ 4 needs the GPU to have started task i − 4 (then + 1 µs of launch): the host finishes issuing
+  // task 9 at start(5) + 1 = 502 µs, and the host task after it starts there. Without the limit it starts at 10 µs.
+  for (int depth : {4, 0}) {
+    TaskGraph g;
+    int d = g.add_device();
+    g.set_launch_queue(d, depth);
+    StreamId s = g.add_stream(d, StreamClass::Compute);
+    for (int i = 0; i < 10; ++i) g.issue(g.add_task(s, 100000, 0), 1000, 1, static_cast<std::uint64_t>(i));
+    TaskId h = g.add_host_task(d, 1000, 0, 10);
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.start[h] == (depth == 4 ? 502000 : 10000));
+    CHECK(tl.makespan == 1001000);
+  }
+}
+
+TEST_CASE("nic: concurrent NIC transfers of one device share its NICs") {
+  // A: 100 µs, all of it on the NIC; B: 100 µs, half on the NIC; both start at 0, so k = 2:
+  // A runs at 100/(100 + 100) = 1/2, B at 100/(100 + 50) = 2/3 → B ends at 150; A has 100 − 150/2 = 25 µs left,
+  // alone at full speed → ends at 175. On two devices (no sharing) both end at 100.
+  for (bool shared : {true, false}) {
+    TaskGraph g;
+    int d0 = g.add_device(), d1 = shared ? d0 : g.add_device();
+    StreamId s0 = g.add_stream(d0, StreamClass::Comm), s1 = g.add_stream(d1, StreamClass::Comm);
+    TaskId a = g.add_task(s0, 100000, 0), b = g.add_task(s1, 100000, 0);
+    g.set_nic(a, 100000);
+    g.set_nic(b, 50000);
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.end[b] == (shared ? 150000 : 100000));
+    CHECK(tl.end[a] == (shared ? 175000 : 100000));
+  }
 }

@@ -137,9 +137,9 @@ TEST_CASE("presets: every number carries its source") {
     const auto j = nlohmann::json::parse(hardware_to_json(hw));
     std::vector<std::string> paths;
     for (const char* sec : {"gpu", "node", "collectives"}) leaves(j.at(sec), sec, paths);
-    // 8 gpu (arch + 7 numbers) + 11 compute + 2 × 7 kernel-profile values + 2 node + 8 scale-up (+ 5 scale-out when the
+    // 8 gpu (arch + 7 numbers) + 11 compute + 2 × 7 kernel-profile values + 4 node (gpus, cpu vendor, host cpu and its time factor) + 8 scale-up (+ 5 scale-out when the
     // node has NICs) + 10 collectives, names excluded.
-    CHECK(paths.size() == 8 + 11 + 14 + 2 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
+    CHECK(paths.size() == 8 + 11 + 14 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);

@@ -78,7 +78,10 @@ TEST_CASE("reference case llama2-7b pp8, 16 micro-batches: every schedule is fas
 
   // ZB-H2 nearly removes what a schedule can remove (< 15 % of 1F1B's excess: with post-validation the period is the
   // longest stage span) for more activation memory (up to 2p − 1 micro-batches in flight on every stage).
-  CHECK(excess_s(h2) < 0.15 * excess_s(one));
+  // Bound 25 % since the host is simulated: the hosts' per-step fixed work (zero_grad, get_batch, grad-norm syncs,
+  // the optimizer's launches — sim/step/costs/host.cpp) is in every schedule's excess and no order removes it
+  // (0.059 s of ZB-H2 against 0.303 s of 1F1B's excess, 0.20, at the time of writing).
+  CHECK(excess_s(h2) < 0.25 * excess_s(one));
   CHECK(h2.memory.activations_gib > 1.5 * one.memory.activations_gib);
   CHECK(h2.memory.activations_gib > h1.memory.activations_gib);
 
@@ -163,14 +166,16 @@ TEST_CASE("post-validation instead of the optimizer barrier: what the barrier co
   std::vector<std::int64_t> first(8, std::numeric_limits<std::int64_t>::max()), last(8, 0);
   for (std::size_t t = 0; t < lw.graph.num_tasks(); ++t) {
     const auto id = static_cast<engine::TaskId>(t);
-    const int s = lw.info[lw.graph.tag(id)].stage;
-    first[s] = std::min(first[s], tl.start[id]);
+    const TaskInfo& ti = lw.info[lw.graph.tag(id)];
+    const int s = ti.stage;
+    // A stage's span starts at its first GPU task (its host's step-begin work overlaps the wait for input).
+    if (ti.kind != TaskKind::HostWork) first[s] = std::min(first[s], tl.start[id]);
     last[s] = std::max(last[s], tl.end[id]);
   }
   std::int64_t longest = 0;
   for (int s = 0; s < 8; ++s) longest = std::max(longest, last[s] - first[s]);
-  const double makespan = static_cast<double>(*std::max_element(last.begin(), last.end()) -
-                                               *std::min_element(first.begin(), first.end())) * 1e-9;
+  // The timeline starts at 0 (the hosts' step-begin work).
+  const double makespan = static_cast<double>(*std::max_element(last.begin(), last.end())) * 1e-9;
   CHECK(pv.step_time_s == doctest::Approx(static_cast<double>(longest) * 1e-9).epsilon(1e-12).scale(0));
   const StepReport bar = evaluate(reference("zb-h2", "pp8", "barrier"));
   CHECK(bar.step_time_s == doctest::Approx(makespan).epsilon(1e-12).scale(0));  // the same timeline, another end
@@ -181,7 +186,9 @@ TEST_CASE("post-validation instead of the optimizer barrier: what the barrier co
   CHECK(bar.step_time_s - pv.step_time_s <= stagger * (1 + 1e-12));
   // 1F1B's stage 0 spans the whole step anyway: post-validation changes nothing there.
   const StepReport one = evaluate(reference("1f1b")), one_pv = evaluate(reference("1f1b", "pp8", "post-validation"));
-  CHECK(one_pv.step_time_s == doctest::Approx(one.step_time_s).epsilon(1e-3).scale(0));
+  // (Within 0.5 %: the host's step-begin work before stage 0's first forward — zero_grad, get_batch — is in the
+  // barrier's makespan, while a post-validated stage span starts at the stage's first GPU task.)
+  CHECK(one_pv.step_time_s == doctest::Approx(one.step_time_s).epsilon(5e-3).scale(0));
 }
 
 TEST_CASE("DualPipe: F&B pairs hide each other's communication; the mirror copies reduce their gradients together") {
@@ -260,7 +267,9 @@ TEST_CASE("the steady-state extension is exact for every periodic schedule; ZB-V
     const StepReport full = ev.run(sc, full_opt);
     REQUIRE(ext.simulated_microbatches < full.simulated_microbatches);
     CHECK(ext.step_time_s == doctest::Approx(full.step_time_s).epsilon(1e-9).scale(0));
-    CHECK(ext.bubble_fraction == doctest::Approx(full.bubble_fraction).epsilon(1e-6).scale(0));
+    // The bubble within 5e-5 (relative): the step time extends exactly, the pass-window ends the extension places to the
+    // nanosecond of the host's launch times (ZB-H2 pp4: 0.0756628 against 0.0756645).
+    CHECK(ext.bubble_fraction == doctest::Approx(full.bubble_fraction).epsilon(5e-5).scale(0));
     CHECK(ext.exposed_comm_s == doctest::Approx(full.exposed_comm_s).epsilon(1e-6).scale(0));
     CHECK(ext.memory.peak_gib == doctest::Approx(full.memory.peak_gib).epsilon(1e-12));
     // The sweep's pre-check walks the same order: a lower bound of the simulated peak.

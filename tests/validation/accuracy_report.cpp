@@ -6,10 +6,14 @@
 //     --sort   rows by |error|, largest first (default: file order)
 //     --tsv    tab-separated rows with a header (for scripts), no per-source table
 //     --data   another CSV with the same columns (default: tests/data/validation/published_runs_usable.csv)
+//     --cv     leave-one-source-out cross-validation of the fitted constants (hardware/calibration.json) over every
+//              measured file of tests/data/validation (cross_validation.hpp): per source, the in-sample error (constants
+//              fitted on all rows) and the out-of-sample error (refitted without that source)
 //
 // Columns: row, source, model, gpu preset, plan/seq/gbs/mbs/recompute/precision, measured and predicted step time,
 // error = (predicted − measured)/measured, predicted MFU, and stage 0's split of the step: compute (union of
 // compute-stream busy time), exposed communication, and the rest (idle: pipeline bubble and waits).
+#include "cross_validation.hpp"
 #include "published_runs.hpp"
 
 #include <algorithm>
@@ -21,7 +25,32 @@ using namespace parsim::validation;
 
 namespace {
 
-constexpr const char* kUsage = "usage: parsim_accuracy [--data FILE] [--sort] [--tsv] [SOURCE_ID|ROW_ID ...]\n";
+constexpr const char* kUsage = "usage: parsim_accuracy [--data FILE] [--sort] [--tsv] [SOURCE_ID|ROW_ID ...]\n"
+                                "       parsim_accuracy --cv\n";
+
+int run_cv() {
+  std::vector<std::vector<PublishedRun>> files;
+  std::vector<PublishedRun> all;
+  try {
+    for (const std::string& f : cv_data_files())
+      for (auto& r : load_published_runs(f)) all.push_back(std::move(r));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parsim_accuracy: error: %s\n", e.what());
+    return 2;
+  }
+  const std::vector<CvRow> rows = cv_rows(all);
+  const CvResult cv = cross_validate(rows);
+  std::printf("leave-one-source-out cross-validation of hardware/calibration.json (%zu rows)\n", rows.size());
+  std::printf("host_megatron fitted on all rows: %.3f (calibration.json: %.3f)\n\n", cv.all.host_megatron,
+              default_fitted_constants().host_megatron);
+  std::printf("%-6s %5s %10s %14s %20s\n", "source", "rows", "in-sample", "out-of-sample", "host_megatron w/o it");
+  for (const CvSource& s : cv.sources)
+    std::printf("%-6s %5d %9.1f%% %13.1f%% %20.3f\n", s.source.c_str(), s.rows, 100 * s.in_sample,
+                100 * s.out_of_sample, s.fitted_without);
+  std::printf("%-6s %5s %9.1f%% %13.1f%%   (mean over sources; worst out-of-sample: %s %.1f%%)\n", "mean", "",
+              100 * cv.mean_in, 100 * cv.mean_out, cv.worst.c_str(), 100 * cv.max_out);
+  return 0;
+}
 
 std::string clip(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
 
@@ -38,6 +67,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> filters;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--cv") return run_cv();
     if (arg == "--sort") sort = true;
     else if (arg == "--tsv") tsv = true;
     else if (arg == "--hw-dir") {

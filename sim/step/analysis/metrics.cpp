@@ -81,7 +81,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     const TimeInterval iv{tl.start[id], tl.end[id]};
     StageMetrics& sm = rep.stages[s];
     if (post_validation) {
-      span[s].first = std::min(span[s].first, iv.first);
+      // The span starts at the stage's first GPU task: its host's step-begin work (zero_grad, get_batch) runs while
+      // the stage still waits for its first input, so it does not lengthen the stage's period; host work after the
+      // stage's last GPU task (post-step syncs, logging) does.
+      if (ti.kind != TaskKind::HostWork) span[s].first = std::min(span[s].first, iv.first);
       span[s].second = std::max(span[s].second, iv.second);
     }
     switch (ti.kind) {
@@ -116,6 +119,7 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
       case TaskKind::PipeRecv: pp[s].push_back(iv); break;
       case TaskKind::GradReduce:
       case TaskKind::ParamGather: dp[s].push_back(iv); break;
+      case TaskKind::HostWork: break;  // host time: it shows as GPU idle where it is exposed
     }
   }
 

@@ -17,6 +17,8 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   cp_exposed_s += o.cp_exposed_s;
   ep_s += o.ep_s;
   ep_exposed_s += o.ep_exposed_s;
+  host_s += o.host_s;
+  kernels += o.kernels;
   return *this;
 }
 
@@ -29,6 +31,8 @@ PassCost PassCost::operator-(const PassCost& o) const {
   p.cp_exposed_s -= o.cp_exposed_s;
   p.ep_s -= o.ep_s;
   p.ep_exposed_s -= o.ep_exposed_s;
+  p.host_s -= o.host_s;
+  p.kernels -= o.kernels;
   return p;
 }
 
@@ -41,6 +45,8 @@ PassCost PassCost::scaled(double k) const {
   p.cp_exposed_s *= k;
   p.ep_s *= k;
   p.ep_exposed_s *= k;
+  p.host_s *= k;
+  p.kernels *= k;
   return p;
 }
 

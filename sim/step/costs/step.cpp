@@ -38,6 +38,9 @@ StepCosts compute_step_costs(const Scenario& sc) {
   }
   out.layer = out.kinds.front().pass;
   edge_costs(c, out.embed, out.head);
+  out.host = host_model(sc);
+  add_layer_host(c, out.host, out.layer);
+  add_edge_host(c, out.host, out.embed, out.head);
   std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
 
   // ---- parameters and data-parallel groups ----------------------------------------------------------------
@@ -83,6 +86,7 @@ StepCosts compute_step_costs(const Scenario& sc) {
   // AdamW step, memory-bound (Loshchilov & Hutter 2019 update): read fp32 master weight, m, v and fp32 gradient
   // (16 B), write master, m, v (12 B) and the 16-bit model copy (2 B), plus the gradient-norm read for clipping (4 B).
   out.optimizer_bytes_per_param = 34;
+  add_step_host(sc, out);
   return out;
 }
 

@@ -20,11 +20,21 @@ struct Segment {
   double params;               // parameters whose gradients / gathers belong to this segment (per rank), reduced over
                                // the data-parallel group
   double expert_params = 0;    // MoE routed-expert parameters of the segment, reduced over the expert-DP group
+  std::uint64_t key = 0;       // its position in the stage's host program
 };
 
 struct PassRef {
   std::uint32_t first = 0, count = 0;  // into segments
+  std::uint64_t key = 0;               // the pass's base position in the host program (op_key)
 };
+
+// Host program order (sim/engine: TaskGraph::issue): per stage, the schedule's op j owns the keys [op_key(j),
+// op_key(j + 1)); inside it the pipeline receive, its sync and get_batch come first, then the segments (16 apart, so
+// that the data-parallel collectives issued just before or after a segment fit between), then the loss syncs. The
+// step's begin is key 0; its end (grad checks, optimizer, post-step work) follows the last op.
+constexpr std::uint64_t op_key(std::size_t j) { return (static_cast<std::uint64_t>(j) + 1) << 20; }
+constexpr std::uint64_t kKeyRecv = 0x100, kKeyP2PSync = 0x200, kKeyData = 0x300, kKeySegments = 0x1000,
+                        kKeySegmentStride = 16, kKeyLoss = 0xF0000;
 
 class Builder {
 public:
@@ -43,6 +53,7 @@ private:
   const bool has_expert_dp_, has_dp_;  // see has_dp(); fixed per scenario, read for every pass
   int P_ = 1, V_ = 1, M_ = 1;  // stages, model chunks per stage (PipelinePlacement::chunks), micro-batches
   PipelinePlacement place_;
+  std::size_t max_ops_ = 0;  // the longest stage program (end_key follows it)
   double bucket_bytes_ = 25e6;
   std::vector<int> chunk_first_layer_;  // by virtual stage
   // Per (stage, chunk): the micro-batch of its first forward and of its last weight-gradient pass in the stage's
@@ -96,15 +107,33 @@ private:
     return static_cast<std::uint32_t>(out_.info.size() - 1);
   }
   TaskId add(engine::StreamId s, double seconds, const TaskInfo& ti) { return g_.add_task(s, to_ns(seconds), add_info(ti)); }
+  // Registers a GPU task on its stage's host program: `host_s` of issue for `kernels` operations at `key`.
+  // With sync_after_s ≥ 0 the host synchronizes the device right after issuing it (and spends that long).
+  void issue(TaskId t, double host_s, double kernels, std::uint64_t key, double sync_after_s = -1) {
+    g_.issue(t, to_ns(host_s), static_cast<std::uint32_t>(std::max(1.0, std::round(kernels))), key,
+             sync_after_s >= 0 ? to_ns(sync_after_s) : -1);
+  }
+  // Host work of a stage (drain: waits for everything the host issued before it).
+  TaskId host_task(int stage, double seconds, HostPart part, std::uint64_t key, bool drain, int mb = -1) {
+    TaskInfo ti{TaskKind::HostWork, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, mb, 0, 0,
+                0.0f, kNoTask, kNoTask};
+    ti.host = part;
+    return g_.add_host_task(out_.device[stage], to_ns(seconds), add_info(ti), key, drain);
+  }
+  // Host cost of `calls` data-parallel collective calls.
+  double dp_host_s(double calls) const { return calls * (k_.host.coll_s + k_.host.dp_call_extra_s); }
+  double dp_kernels(double calls) const { return calls * (1 + k_.host.dp_call_extra_kernels); }
+  std::uint64_t end_key() const { return op_key(max_ops_ + 1); }
   double comm(Collective c, double bytes, const GroupShape& gs) const;
   double bucketed(Collective c, double bytes, const GroupShape& gs) const;
+  double buckets(double bytes) const { return std::max(1.0, std::floor(bytes / bucket_bytes_)); }
 
   // ---- pipeline.cpp ----
   std::vector<std::pair<int, int>> segment_layers(int first, int n, bool split, bool per_layer) const;
   bool split_pass(int stage, const PipeOp& op) const;
-  // The pass's segments (layer ranges, backward in reverse) and their costs; `pair` (optional): how an F&B pair
-  // changes this pass (costs/comm.cpp overlap_pair).
-  void add_pass(int stage, const PipeOp& op, const PairOverlap* pair);
+  // The pass's segments (layer ranges, backward in reverse) and their costs, issued at program position j of the
+  // stage's host program; `pair` (optional): how an F&B pair changes this pass (costs/comm.cpp overlap_pair).
+  void add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair);
   PassCost whole_pass_cost(int stage, const PipeOp& op) const;
   void add_pipe_recvs(int stage);
 

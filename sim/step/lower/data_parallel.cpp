@@ -49,6 +49,8 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
         TaskId ag = add(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
                         dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
                                 sg.params * pwb));
+        const double nb = buckets(sg.params * pwb);
+        issue(ag, dp_host_s(nb), dp_kernels(nb), sg.key - 4);
         g_.add_dep(ag, sg.task);
         const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, pwb, true);
         if (eag != kNoTask) g_.add_dep(eag, sg.task);
@@ -71,6 +73,8 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
       const Segment& sg = segs_[r.first + i];
       TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
+      const double nb = buckets(sg.params * gwb);
+      issue(t, dp_host_s(nb), dp_kernels(nb), sg.key + 1);
       g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
       grad_tasks.push_back(t);
       const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, gwb, true);
@@ -90,6 +94,8 @@ void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& 
       const Segment& sg = segs_[r.first + i];
       TaskId t = add(dps, bucketed(red, sg.params * gwb, k_.dp_group),
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
+      const double nb = buckets(sg.params * gwb);
+      issue(t, dp_host_s(nb), dp_kernels(nb), sg.key + 1);
       g_.add_dep(sg.task, t);
       grad_tasks.push_back(t);
       const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, gwb, true);
@@ -108,6 +114,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
     const double bytes = sg.params * gwb;
     TaskId rs = add(dps, comm(sh_.grad_collective, bytes, shard),
                     dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, bytes));
+    issue(rs, dp_host_s(1), dp_kernels(1), sg.key + 1);
     g_.add_dep(sg.task, rs);
     grad_tasks.push_back(rs);
     // Expert parameters are sharded over the expert-DP group instead (Megatron-FSDP with EP).
@@ -116,9 +123,11 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
     if (ers != kNoTask) grad_tasks.push_back(ers);
     if (hierarchical) {
       const double shard_bytes = bytes / shard.size;
-      grad_tasks.push_back(add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
-                               dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch,
-                                       sg, shard_bytes)));
+      TaskId ar = add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
+                      dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch, sg,
+                              shard_bytes));
+      issue(ar, k_.host.coll_s, 1, sg.key + 2);
+      grad_tasks.push_back(ar);
     }
   };
   for (const PipeOp& op : sched_[stage]) {
@@ -138,6 +147,9 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
                               sg.params * pwb));
       if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
       g_.add_dep(ag, sg.task);
+      // Issued by the pre-forward/pre-backward hook of the segment before (one unit of prefetch).
+      const std::uint64_t key = i == 0 ? sg.key - 3 : segs_[r.first + i - 1].key - 2;
+      issue(ag, dp_host_s(1), dp_kernels(1), key);
       out_.info[g_.tag(sg.task)].gather = ag;
       const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch,
                                         sg, pwb, false);
@@ -169,12 +181,23 @@ void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_task
               0.0f, intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), oc), kNoTask};
   TaskId opt = add(out_.compute_stream[stage], oc.compute_s, oi);
   for (TaskId t : grad_tasks) g_.add_dep(t, opt);
+  // The host around the update (HostModel): the gradient NaN checks and the fp16 found-inf / grad-norm syncs before
+  // it (they drain the device), the optimizer's multi-tensor launches, then the post-step reductions and logging.
+  const HostModel& h = k_.host;
+  const std::uint64_t end = end_key();
+  const int pre_syncs = h.grad_check_syncs + h.pre_step_syncs;
+  if (h.grad_check_s + h.pre_step_s > 0)
+    host_task(stage, h.grad_check_s + h.pre_step_s, HostPart::PreStep, end + 1, pre_syncs > 0);
+  issue(opt, k_.stage_host_optimizer_s[stage], k_.stage_host_optimizer_kernels[stage], end + 2);
+  if (h.post_step_s > 0) host_task(stage, h.post_step_s, HostPart::PostStep, end + 4, h.post_step_syncs > 0);
   const bool gather_after_step = sh_.param_gather == ParamGather::AfterStep &&
                                  !(sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather);
   if (has_dp() && gather_after_step) {
     const double pwb = param_wire_bytes();
     TaskId ag = add(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
                     dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, stage_params * pwb));
+    const double nb = buckets(stage_params * pwb);
+    issue(ag, dp_host_s(nb), dp_kernels(nb), end + 3);
     g_.add_dep(opt, ag);
     const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, pwb, true);
     if (eag != kNoTask) g_.add_dep(opt, eag);

@@ -9,6 +9,20 @@
 
 namespace parsim {
 
+const char* host_part_name(HostPart p) {
+  switch (p) {
+    case HostPart::None: return "host";
+    case HostPart::StepBegin: return "zero_grad";
+    case HostPart::Data: return "get_batch";
+    case HostPart::LossSync: return "loss NaN/Inf check (sync)";
+    case HostPart::P2PSync: return "p2p synchronize";
+    case HostPart::GradCheck: return "grad NaN check";
+    case HostPart::PreStep: return "grad checks / found-inf / grad norm (sync)";
+    case HostPart::PostStep: return "post-step reductions and logging";
+  }
+  return "host";
+}
+
 namespace lowering {
 
 std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
@@ -83,8 +97,14 @@ PassCost Builder::whole_pass_cost(int stage, const PipeOp& op) const {
   return c;
 }
 
-void Builder::add_pass(int stage, const PipeOp& op, const PairOverlap* pair) {
+void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair) {
   const int vs = vstage(stage, op.chunk);
+  const std::uint64_t base = op_key(j);
+  const HostModel& h = k_.host;
+  // get_batch on the first virtual stage (and, for Megatron, on the last, which reads the labels), before the forward.
+  if (op.kind == PipeOp::Forward && (vs == 0 || (h.megatron() && vs == place_.virtual_stages() - 1)) && h.data_s > 0)
+    host_task(stage, h.data_s + (h.data_sync ? h.sync_s : 0), HostPart::Data, base + kKeyData, h.data_sync,
+              op.microbatch);
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
@@ -130,9 +150,18 @@ void Builder::add_pass(int stage, const PipeOp& op, const PairOverlap* pair) {
                 static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0) |
                                           (pair ? kPaired : 0))};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
-    segs_.push_back(Segment{id, lb, le, params, rp.expert});
+    const std::uint64_t key = base + kKeySegments + kKeySegmentStride * i;
+    issue(id, cost.host_s, cost.kernels, key);
+    segs_.push_back(Segment{id, lb, le, params, rp.expert, key});
   }
+  ref.key = base;
   passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)] = ref;
+  // The loss on the last virtual stage: Megatron-Core checks it for NaN/Inf (a device→host sync each) before the
+  // backward is issued.
+  if (fwd && vs == place_.virtual_stages() - 1 && h.loss_syncs > 0) {
+    TaskId sync = host_task(stage, h.loss_syncs * h.sync_s, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
+    g_.add_dep(segs_[ref.first + ref.count - 1].task, sync);
+  }
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
   // places W earlier, which is an error the engine would not see.
   if (op.kind == PipeOp::BackwardWeight) {
@@ -170,11 +199,21 @@ void Builder::add_pipe_recvs(int stage) {
     TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
     g_.add_dep(segs_[prod->first + prod->count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
-    // The second op of an F&B pair: its input also gates the pair's first op.
+    // The host issues the receive (batched with the matching send) before the pass that consumes it; without
+    // interleaving Megatron then synchronizes the device.
+    std::uint64_t key = cons.key + kKeyRecv;
+    double sync_s = k_.host.p2p_sync ? k_.host.sync_s : -1.0;
+    // The second op of an F&B pair: its input also gates the pair's first op, so the host issues it with the pair's
+    // first op; DualPipe's own p2p waits on its transfers only (no device-wide synchronize, which would wait for the
+    // pair's first op and, through it, for this very receive).
     if (i > 0 && order[i - 1].overlapped_with_next) {
       const PipeOp& f = order[i - 1];
-      g_.add_dep(r, segs_[passes_[pass_index(stage, f.chunk, f.microbatch, f.kind)].first].task);
+      const PassRef& first = passes_[pass_index(stage, f.chunk, f.microbatch, f.kind)];
+      g_.add_dep(r, segs_[first.first].task);
+      key = first.key + kKeyRecv + 1;  // after the first op's own receive
     }
+    if (schedule_traits(sc_.train.schedule).overlaps_forward_backward) sync_s = -1.0;
+    issue(r, k_.host.p2p_s, 2, key, sync_s);
   }
 }
 
@@ -213,8 +252,13 @@ void Builder::build(const ScheduleOrder* schedule) {
     }
 
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
+  out_.device.clear();
+  max_ops_ = 0;
+  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched_[s].size());
   for (int s = 0; s < P_; ++s) {
     int dev = g_.add_device(slowdown);
+    g_.set_launch_queue(dev, k_.host.launch_queue);
+    out_.device.push_back(dev);
     out_.compute_stream.push_back(g_.add_stream(dev, engine::StreamClass::Compute));
     out_.pp_stream.push_back(g_.add_stream(dev, engine::StreamClass::Comm));
     out_.dp_stream.push_back(g_.add_stream(dev, engine::StreamClass::Comm));
@@ -222,16 +266,17 @@ void Builder::build(const ScheduleOrder* schedule) {
   std::size_t estimate = static_cast<std::size_t>(P_) * V_ * M_ * 4;
   g_.reserve(estimate, estimate * 2);
   for (int s = 0; s < P_; ++s) {
+    if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
     const auto& order = sched_[s];
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].overlapped_with_next && i + 1 < order.size()) {
         // An F&B pair: each pass's communication hides behind the other's compute (costs/comm.cpp overlap_pair).
         const auto [a, b] = overlap_pair(whole_pass_cost(s, order[i]), whole_pass_cost(s, order[i + 1]), slowdown);
-        add_pass(s, order[i], &a);
-        add_pass(s, order[i + 1], &b);
+        add_pass(s, order[i], i, &a);
+        add_pass(s, order[i + 1], i + 1, &b);
         ++i;
       } else {
-        add_pass(s, order[i], nullptr);
+        add_pass(s, order[i], i, nullptr);
       }
     }
   }

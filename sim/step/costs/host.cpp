@@ -1,0 +1,397 @@
+// The host in the simulation (docs/host-model.md): what one rank's CPU thread spends to issue each pass, collective,
+// device→host sync and the per-step fixed work of its software stack, and how many GPU operations it issues. The
+// engine plays these against the GPU (sim/engine): a kernel shorter than its launch becomes launch-bound there, a
+// sync drains the queue and exposes the issue of what follows.
+//
+// Unit costs are seconds on the REFERENCE HOST (an x86 server CPU of 2023–25, Xeon Platinum 8480C in a DGX H100,
+// PyTorch 2.x, no profiler) and carry their source: [P…]/[T…]/[C…] are the sources of docs/host-model.md §9, [E] an
+// estimate with no source (kept few). Real host time = unit cost × HostModel::factor, where factor = the stack's
+// calibrated host factor (hardware/calibration.json: the one fitted host constant per stack — what a real training
+// process spends per op beyond the micro-benchmarks) × the node's host_time_factor (its CPU against the reference,
+// hardware presets).
+//
+// Kernel inventories (per layer and micro-batch) are docs/host-model.md §4.2a, from the code of Megatron-Core + TE,
+// legacy Megatron-LM and Hugging Face / torchtitan; the optimizer's launch counts follow multi_tensor_apply's chunking
+// rule (§4.5); the per-step work and sync points are §5.
+#include "sim/step/costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parsim {
+
+namespace {
+
+constexpr double kUs = 1e-6;
+// ---- unit costs on the reference host (µs) ----
+constexpr double kOp = 8.0;            // eager ATen op with its launch [P4 ≈ 7 µs with requires_grad; P5 8 µs per CUDA op]
+constexpr double kTorchLinear = 13.5;  // torch.nn.Linear forward, BF16, DGX H100 host [P9 TE#2053: 13.48 µs]
+constexpr double kTeLinear = 36.0;     // Transformer Engine Linear forward: 2.7 × torch's [P9]
+constexpr double kTeLnLinear = 40.0;   // TE LayerNormLinear: the same + its fused norm [E: + ½ op]
+constexpr double kCompiled = 39.0;     // call of a torch.compile'd function with requires_grad inputs [P6 pytorch#122029]
+constexpr double kScripted = 20.0;     // a TorchScript fusion (legacy Megatron's bias-gelu / bias-dropout-add) [E]
+constexpr double kBwdRatio = 2.0;      // backward host time / forward host time of a module [T4: AddmmBackward0 / linear
+                                       // 2.1, NativeLayerNormBackward0 / layer_norm 1.7]
+constexpr double kHook = 20.0;         // Megatron DDP per-parameter grad hook with its main_grad.add_ [T4: AccumulateGrad
+                                       // 22 µs; T6: 40 µs with the DDP hook]
+constexpr double kColl = 25.0;         // one c10d collective call [P16: torch-level 8×H200 all-reduce floor 38–40 µs vs
+                                       // NCCL's ≈ 14 µs; ml-engineering all_reduce_bench 'some 20-30us']
+constexpr double kSync = 20.0;         // device→host sync on a drained queue (.item(): D2H copy + sync) [T1, T4: 3–8 µs
+                                       // stream sync + the copy and Python]
+constexpr double kP2P = 50.0;          // batch_isend_irecv of a send/recv pair (2 ops + group start/end) [E]
+constexpr double kGraph = 10.0;        // cudaGraphLaunch + PyTorch's replay wrapper [P12: 3.5–8 µs CPU per replay; E]
+constexpr double kData = 300.0;        // next(data_iterator) + pinned H2D copies of one micro-batch [E]
+constexpr double kFlashAttnTe = 60.0;  // TE DotProductAttention forward (flash / cuDNN) [E from P9's module costs]
+constexpr double kAttnUnfused = 100.0; // unfused core attention: baddbmm, scale-mask-softmax, dropout, bmm, permute [E:
+                                       // 5–7 ops × kOp + module Python]
+constexpr double kSdpa = 77.0;         // aten::scaled_dot_product_attention (flash), profiled [T1: 77 µs median]
+constexpr double kLayerGlue = 50.0;    // the transformer layer's Python: views/splits of QKV, module dispatch [E]
+constexpr double kParamPython = 3.0;   // Python per parameter tensor in the optimizer/grad-norm loops [E]
+constexpr double kTbScalar = 20.0;     // one TensorBoard add_scalar [E]
+constexpr double kFsdpHook = 100.0;    // FSDP per-unit pre/post hook Python [P14: 0.1–1 ms per unit in FSDP2]
+
+HostStack host_stack(const TrainingConfig& t) {
+  // Megatron-Core issues Transformer Engine's fused modules; the 2021–23 Megatron-LM / Megatron-DeepSpeed stack
+  // (--stack megatron-legacy) its local implementation (unfused ops, TorchScript fusions); the rest PyTorch eager.
+  switch (t.stack) {
+    case Stack::Megatron: return HostStack::MegatronCoreTE;
+    case Stack::MegatronLegacy: return HostStack::MegatronLocal;
+    default: return HostStack::PyTorchEager;
+  }
+}
+
+bool megatron(HostStack s) { return s != HostStack::PyTorchEager; }
+
+// Parameter tensors of one dense layer (what the per-parameter hooks and the multi-tensor optimizer walk).
+int layer_param_tensors(const ModelSpec& m) {
+  int n = 4;                                                      // QKV, proj, FC1 (fused gate+up), FC2 weights
+  n += (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
+  n += m.norm_layers * (m.norm == NormKind::LayerNorm ? 2 : 1);   // norm weight (+ bias)
+  if (m.qk_norm != QkNorm::None) n += 2;
+  return n;
+}
+
+// One host inventory piece: reference-host µs, GPU kernels, NCCL calls (each adds kColl of host and one kernel).
+struct Piece {
+  double us = 0, kernels = 0, colls = 0;
+  Piece& operator+=(const Piece& o) {
+    us += o.us, kernels += o.kernels, colls += o.colls;
+    return *this;
+  }
+};
+
+struct LayerInventory {
+  Piece fwd, dgrad, wgrad;  // forward; backward split into input-gradient (B) and weight-gradient (W) halves
+  Piece attn_fwd;           // the attention core's forward (what selective recompute re-issues)
+};
+
+// One dense layer, one micro-batch (docs/host-model.md §4.1–4.3, §4.2a).
+LayerInventory layer_inventory(const CostContext& c, HostStack st) {
+  const Scenario& sc = c.sc;
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  const int t = sc.plan.tp, cp = sc.plan.cp;
+  const bool flash = tr.flash_attention, rope = m.position == PositionKind::RoPE, drop = m.dropout;
+  const bool fp8 = tr.precision == Precision::FP8;
+  LayerInventory L;
+  Piece& f = L.fwd;
+  Piece attn_b;
+  switch (st) {
+    case HostStack::MegatronCoreTE: {
+      // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
+      // TEDotProductAttention, bias-dropout-add ×2 and bias-activation as jit_fuser = torch.compile functions.
+      f += {2 * kTeLnLinear + 2 * kTeLinear, 6, 0};
+      f += {3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};  // + an RNG-seed kernel per dropout fusion
+      if (rope) f += {2 * kOp, 2, 0};                  // TE fused RoPE on q and k
+      L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
+      attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+      // Backward: per TE linear dgrad and wgrad GEMMs (+ a bias-gradient reduction where the layer has biases),
+      // norm backward 2 kernels each, the compiled fusions' backward 1 each, residual-gradient adds 2, RoPE 2.
+      const double bias_red = (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
+      L.dgrad += {kBwdRatio * (kTeLnLinear + kTeLinear + 3 * kCompiled) + kLayerGlue, 4 + 4 + 3 + 2 + (rope ? 2.0 : 0), 0};
+      L.wgrad += {kBwdRatio * (kTeLnLinear + kTeLinear), 4 + bias_red, 0};
+      break;
+    }
+    case HostStack::MegatronLocal: {
+      // Legacy ParallelTransformerLayer (local implementation) [C1 tensor_parallel/layers.py]: fused LayerNorm ×2,
+      // column-parallel QKV and FC1 as matmul + bias add (2 kernels each), row-parallel proj and FC2 with
+      // skip_bias_add, bias-dropout-add ×2 and bias-GeLU as TorchScript fusions, unfused RoPE ≈ 12 ops.
+      f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
+      f += {3 * kScripted, 3, 0};
+      if (rope) f += {12 * kOp, 12, 0};
+      L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
+      attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * kScripted) + kLayerGlue,
+                  2 * 2 + 4 + 3 + 2 + (rope ? 12.0 : 0), 0};
+      L.wgrad += {kBwdRatio * 2 * (kTorchLinear + 10), 4 + 4, 0};
+      break;
+    }
+    case HostStack::PyTorchEager: {
+      // Hugging Face / torchtitan Llama-style block [T1 measured, §4.3]: 7 (or 4 + gated) nn.Linear, two fused norms,
+      // RoPE ≈ 5 ops on q and on k, SDPA, activation ×2, residual adds ×2, contiguous copies ≈ 2.
+      const int linears = 4 + (m.gated() ? 3 : 2);
+      f += {linears * kTorchLinear + (2 + 2 + 2 + 2) * kOp, linears + 2.0 + 2 + 2 + 2, 0};
+      if (rope) f += {10 * kOp, 10, 0};
+      L.attn_fwd = flash ? Piece{kSdpa, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
+      attn_b = flash ? Piece{kBwdRatio * kSdpa, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+      // Autograd: one node per op at kBwdRatio × its forward host time, ≈ 2 kernels per forward kernel [T4: 1.56
+      // launches per node; §4.3]; the weight gradients are one GEMM per linear.
+      L.dgrad += {kBwdRatio * (f.us - linears * kTorchLinear / 2) + kLayerGlue, 2 * f.kernels - linears, 0};
+      L.wgrad += {kBwdRatio * linears * kTorchLinear / 2, static_cast<double>(linears), 0};
+      break;
+    }
+  }
+  f += {kLayerGlue, 0, 0};
+  f += L.attn_fwd;
+  L.dgrad += attn_b;
+  if (m.qk_norm != QkNorm::None) {
+    f += {2 * kOp, 2, 0};
+    L.dgrad += {2 * kBwdRatio * kOp, 4, 0};
+  }
+  // Megatron DDP grad hooks (distributed_data_parallel.py): main_grad.add_(grad) per parameter tensor that the wgrad
+  // GEMM did not accumulate itself (gradient-accumulation fusion, the default, covers the 4 weights).
+  if (megatron(st)) {
+    const double hooks = std::max(0, layer_param_tensors(m) - 4);
+    L.wgrad += {hooks * kHook, hooks, 0};
+  }
+  // fp8 (TE): per GEMM operand an amax/scale/cast, transposes for the backward [E: §4.1, +12 fwd, +25 bwd].
+  if (fp8) {
+    f += {12 * kOp, 12, 0};
+    L.dgrad += {13 * kOp, 13, 0};
+    L.wgrad += {12 * kOp, 12, 0};
+  }
+  // Deterministic mode (torch.use_deterministic_algorithms): a NaN fill per torch.empty allocation [P13; E: +5 fwd,
+  // +10 bwd per layer from TE's module code].
+  if (tr.deterministic) {
+    f += {5 * kOp, 5, 0};
+    L.dgrad += {6 * kOp, 6, 0};
+    L.wgrad += {4 * kOp, 4, 0};
+  }
+  // Collectives inside the layer, as layer_costs issues them: TP 2 all-reduces forward and 2 backward, or with SP 2
+  // all-gathers + 2 reduce-scatters each way plus the backward re-gather of the 2 layer inputs for wgrad; the CP ring
+  // a send/recv pair per step forward, two pairs backward (K/V and dK/dV) [§4.4].
+  if (t > 1) {
+    f.colls += tr.sp ? 4 : 2;
+    L.dgrad.colls += tr.sp ? 4 : 2;
+    if (tr.sp) L.wgrad.colls += 2;
+  }
+  if (cp > 1) {
+    f.colls += 2.0 * (cp - 1);
+    f += {3.0 * (cp - 1) * kOp, 3.0 * (cp - 1), 0};  // softmax-LSE and output corrections per step
+    L.dgrad.colls += 4.0 * (cp - 1);
+    L.dgrad += {6.0 * (cp - 1) * kOp, 6.0 * (cp - 1), 0};
+  }
+  return L;
+}
+
+PassCost to_pass(const HostModel& h, const Piece& p) {
+  PassCost c;
+  c.host_s = (p.us * kUs) * h.factor + p.colls * h.coll_s;
+  c.kernels = p.kernels + p.colls;
+  return c;
+}
+
+// The host part of a pass that runs as a CUDA graph: one replay per layer pass, its kernels unchanged (captured
+// collectives need no host either).
+PassCost graphed(const HostModel& h, const Piece& p) {
+  PassCost c;
+  c.host_s = kGraph * kUs * h.factor;
+  c.kernels = p.kernels + p.colls;
+  return c;
+}
+
+void add_host(PassCost& dst, const PassCost& h) {
+  dst.host_s += h.host_s;
+  dst.kernels += h.kernels;
+}
+
+}  // namespace
+
+const char* host_stack_name(HostStack s) {
+  switch (s) {
+    case HostStack::MegatronCoreTE: return "megatron-core-te";
+    case HostStack::MegatronLocal: return "megatron-local";
+    case HostStack::PyTorchEager: return "pytorch-eager";
+  }
+  return "?";
+}
+
+double multi_tensor_launches(double tensors, double elements, int depth) {
+  // PyTorch aten/src/ATen/native/cuda/MultiTensorApply.cuh (apex, TE and DeepSpeed use the same limits): a launch
+  // whenever 320 chunk-blocks of 65,536 elements or depth_to_max_tensors[depth − 1] = 110/64/48/36/30 tensors are
+  // full [C2]. The blocks are ≈ elements/65,536 + tensors/2 (a partial last chunk per tensor).
+  static constexpr double kMaxTensors[] = {110, 64, 48, 36, 30};
+  if (tensors <= 0) return 0;
+  const double blocks = elements / 65536.0 + tensors / 2;
+  const double by_tensors = tensors / kMaxTensors[std::clamp(depth, 1, 5) - 1], by_blocks = blocks / 320.0;
+  // Whichever limit fills first sets the launches (tests/data/host/optimizer_launches.csv: CI GPT tp1 Adam 4 + 3 = 7,
+  // l2norm 4 + 1, scale 4; 7B tp4 Adam 82 + 8 vs 89 by the exact rule).
+  return std::ceil(std::max(by_tensors, by_blocks));
+}
+
+HostModel host_model(const Scenario& sc) {
+  const TrainingConfig& tr = sc.train;
+  const HostStack st = host_stack(tr);
+  HostModel h;
+  h.stack = st;
+  h.cuda_graphs = tr.cuda_graphs;
+  h.factor = (megatron(st) ? sc.hw.calib.host_megatron : sc.hw.calib.host_pytorch) * sc.hw.node.host_time_factor;
+  h.launch_queue = 1024;  // engine::kDefaultLaunchQueue (docs/host-model.md §2.6)
+  h.op_s = kOp * kUs * h.factor;
+  h.coll_s = kColl * kUs * h.factor;
+  h.sync_s = kSync * kUs * h.factor;
+  h.p2p_s = kP2P * kUs * h.factor;
+  const int t = sc.plan.tp, p = sc.plan.pp;
+  if (megatron(st)) {
+    // get_batch on the first and last stages [§5.1]: MCore broadcasts 5 tensors over TP (get_batch_on_this_tp_rank);
+    // legacy broadcast_data first broadcasts their sizes and copies them back to the CPU (a sync).
+    h.data_s = (kData + (t > 1 ? 5 * kColl : 0)) * kUs * h.factor;
+    h.data_sync = st == HostStack::MegatronLocal && t > 1;
+    // Megatron-Core validates the loss twice per micro-batch (torch.isnan / isinf through
+    // rerun_state_machine.validate_result, a device→host sync each; --check-for-nan-in-loss-and-grad, default on).
+    h.loss_syncs = st == HostStack::MegatronCoreTE ? 2 : 0;
+    // Non-interleaved pipelines batch each send/recv and call torch.cuda.synchronize() after it
+    // (p2p_communication.py batch_p2p_sync; overlap_p2p_comm is forced off without virtual stages).
+    h.p2p_sync = p > 1 && sc.plan.vpp == 1;
+  } else {
+    h.data_s = kData * kUs * h.factor;
+    // FSDP: per sharded unit and collective, the pre/post hooks and the copy-in/copy-out kernels [C5, P14].
+    if (sharding_traits(sc.plan.sharding).param_gather == ParamGather::PerLayer) {
+      h.dp_call_extra_s = kFsdpHook * kUs * h.factor;
+      h.dp_call_extra_kernels = 2;
+    }
+  }
+  return h;
+}
+
+void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer) {
+  const TrainingConfig& tr = c.sc.train;
+  const LayerInventory L = layer_inventory(c, host_stack(tr));
+  Piece bwd = L.dgrad;
+  bwd += L.wgrad;
+  auto conv = [&](const Piece& p) { return h.cuda_graphs ? graphed(h, p) : to_pass(h, p); };
+  const PassCost f = conv(L.fwd), b = conv(bwd), bi = conv(L.dgrad), bw = conv(L.wgrad);
+  add_host(layer.fwd, f);
+  add_host(layer.bwd, b);
+  add_host(layer.bwd_input, bi);
+  add_host(layer.bwd_weight, bw);
+  // Recompute precedes the input gradient: full re-issues the whole forward (collectives included) plus the RNG-state
+  // save/restore of the checkpoint function (≈ 4 ops [E]); selective re-issues the attention core.
+  PassCost rec;
+  if (tr.recompute == Recompute::Full) {
+    rec = f;
+    if (!h.cuda_graphs) rec.host_s += 4 * h.op_s;
+  } else if (tr.recompute == Recompute::Selective) {
+    rec = conv(L.attn_fwd);
+  }
+  add_host(layer.bwd, rec);
+  add_host(layer.bwd_input, rec);
+}
+
+void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, PassCosts& head) {
+  const Scenario& sc = c.sc;
+  const int t = sc.plan.tp;
+  const bool meg = h.megatron();
+  const bool learned = sc.model.position == PositionKind::Learned;
+  // Embedding: lookup (+ position lookup and add) (+ dropout); vocab-parallel masking and its all-reduce /
+  // reduce-scatter with TP. Backward: the embedding gradient's scatter-add (2–3 kernels) — a weight gradient.
+  Piece ef{(1.0 + (learned ? 2 : 0) + (sc.model.dropout ? 1 : 0)) * kOp + 20, 1.0 + (learned ? 2 : 0) + (sc.model.dropout ? 1 : 0), 0};
+  if (t > 1) ef += {4 * kOp, 4, 1};
+  const Piece eb{kBwdRatio * ef.us, 3, 0};
+  add_host(embed.fwd, to_pass(h, ef));
+  add_host(embed.bwd, to_pass(h, eb));
+  add_host(embed.bwd_weight, to_pass(h, eb));
+  // Head: final norm, output linear, cross-entropy on fp32 logits — Megatron's vocab-parallel cross-entropy ≈ 15 ops
+  // forward and 6 backward with 3 all-reduces of per-token scalars over TP [§7.1, C1]; loss masking and reduction
+  // ≈ 8 ops. With TP + SP the head input is gathered forward and reduce-scattered backward.
+  const double lin = meg ? kTeLinear : kTorchLinear;
+  Piece hf{kOp + lin + 23 * kOp, 1.0 + 1 + 23, 0};
+  if (t > 1) hf.colls += 3 + (sc.train.sp ? 1 : 0);
+  Piece hb{kBwdRatio * (kOp + lin) + 6 * kOp, 2.0 + 2 + 6, 0};
+  if (t > 1) hb.colls += 1;
+  Piece hbi = hb, hbw{kBwdRatio * lin / 2, 1, 0};
+  hbi.us -= hbw.us;
+  hbi.kernels -= 1;
+  add_host(head.fwd, to_pass(h, hf));
+  add_host(head.bwd, to_pass(h, hb));
+  add_host(head.bwd_input, to_pass(h, hbi));
+  add_host(head.bwd_weight, to_pass(h, hbw));
+}
+
+void add_step_host(const Scenario& sc, StepCosts& k) {
+  HostModel& h = k.host;
+  const TrainingConfig& tr = sc.train;
+  const ModelSpec& m = sc.model;
+  const Plan& pl = sc.plan;
+  const bool meg = h.megatron();
+  const ShardingTraits& sh = sharding_traits(pl.sharding);
+  const double shards = sh.shards_optimizer ? std::max(1, k.shard_degree) : 1;
+  const double tensors_layer = layer_param_tensors(m);
+  const double tensors_all = m.layers * tensors_layer + 3 + (m.tied_embeddings ? 0 : 1);
+  // Per stage: its own parameters (layers of its chunks, embedding and head tensors) go through the optimizer.
+  const int P = pl.pp;
+  k.stage_host_optimizer_s.assign(P, 0.0);
+  k.stage_host_optimizer_kernels.assign(P, 0.0);
+  for (int s = 0; s < P; ++s) {
+    int layers = 0;
+    for (int v = 0; v < pl.vpp; ++v) layers += k.layers_per_chunk[v * P + s];
+    double tensors = layers * tensors_layer + (s == 0 ? 2 : 0) + (s == P - 1 ? 2 : 0);
+    double elems = layers * k.layer_params + (s == 0 ? k.embed_params : 0) + (s == P - 1 ? k.head_params : 0);
+    // The distributed optimizer / ZeRO shard: a contiguous 1/N slice of the flat buffer (≈ tensors/N + 1 pieces).
+    if (shards > 1) {
+      tensors = tensors / shards + 1;
+      elems /= shards;
+    }
+    // FusedAdam per param group (weight decay / none, depth 4), the grad-norm l2norm (depth 1, + a cleanup kernel),
+    // the clip scale (depth 2), and the copy to the 16-bit model parameters (depth 2).
+    const double adam = multi_tensor_launches(tensors * 0.35, elems * 0.99, 4) +  // weights: ≈ 1/3 of the tensors
+                        multi_tensor_launches(tensors * 0.65, elems * 0.01, 4);   // norms, biases: no decay
+    const double l2 = multi_tensor_launches(tensors, elems, 1) + 1;
+    const double scale = multi_tensor_launches(tensors, elems, 2);
+    const double copy = multi_tensor_launches(tensors, elems, 2);
+    double launches = adam + l2 + scale + copy;
+    if (tr.precision == Precision::FP16) launches += multi_tensor_launches(tensors, elems, 1) + (meg ? tensors : 0);
+    k.stage_host_optimizer_kernels[s] = launches;
+    k.stage_host_optimizer_s[s] = (launches * kOp + tensors * 4 * kParamPython + 100) * kUs * h.factor;
+  }
+  // Fixed work of the step (§5.1–5.3), on the reference host, × factor.
+  h.step_begin_s = (tensors_all * 1.0 + kOp) * kUs * h.factor;  // zero_grad: one fill per buffer, Python per tensor
+  if (meg) {
+    // finish_grad_sync: a NaN check (norm + .item()) per gradient bucket (check_for_nan_in_grad, default on with
+    // --check-for-nan-in-loss-and-grad) — Megatron-Core only.
+    if (h.stack == HostStack::MegatronCoreTE) {
+      const double grad_bytes = (m.layers * k.layer_params / P) * grad_wire_bytes(pl.sharding, tr.precision);
+      const int buckets = std::max(1, static_cast<int>(std::ceil(grad_bytes / tr.bucket_bytes)));
+      h.grad_check_syncs = buckets;
+      h.grad_check_s = buckets * (2 * kOp + kSync) * kUs * h.factor;
+    }
+    // optimizer.step(): the grad norm for clipping (l2norm launches + all-reduce + .item(), clip_grads.py); fp16:
+    // unscale + found-inf all-reduce + .item() (optimizer.py). Counted as host work around one sync each.
+    h.pre_step_syncs = 1 + (tr.precision == Precision::FP16 ? 1 : 0);
+    h.pre_step_s = h.pre_step_syncs * (kColl + kSync + 3 * kOp) * kUs * h.factor;
+    // After the step (Megatron-Core training.py): update_successful and the grad norm reduced across the
+    // model-parallel group, a tiny all-reduce and a sync each; optional counters; the training log every
+    // log_interval steps (loss .item(), timers with 2 barriers and 2 synchronizes, ≈ 30 TensorBoard scalars).
+    int syncs = h.stack == HostStack::MegatronCoreTE ? 2 : 0;
+    double us = syncs * (2 * kOp + kColl + kSync);
+    if (tr.log_num_zeros_in_grad) {
+      syncs += 1;
+      us += (tensors_all / shards) * 4 * kOp + kColl + kSync;
+    }
+    if (tr.log_params_norm) {
+      syncs += 1;
+      us += multi_tensor_launches(tensors_all, m.layers * k.layer_params, 1) * kOp + tensors_all * kParamPython + kColl + kSync;
+    }
+    us += (3 * kSync + 2 * kColl + 30 * kTbScalar + 300) / tr.log_interval;
+    if (tr.log_interval == 1) syncs += 3;
+    h.post_step_syncs = syncs;
+    h.post_step_s = us * kUs * h.factor;
+  } else {
+    // torchtitan / FSDP: clip_grad_norm_ without .item(), the loss .item() at log steps only [C4].
+    h.pre_step_s = (kColl + 3 * kOp) * kUs * h.factor;
+    h.post_step_s = (kSync + 10 * kOp) / tr.log_interval * kUs * h.factor;
+    h.post_step_syncs = tr.log_interval == 1 ? 1 : 0;
+  }
+}
+
+}  // namespace parsim
