@@ -148,6 +148,25 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
        "--mbs 999999999999999999 is too large (at most 1099511627776)"},
       {"flag beyond its limit: --gbs 18 digits", "--model llama7b --plan dp8 --gbs 999999999999999999",
        "--gbs 999999999999999999 is too large (at most 1099511627776)"},
+      // Round 2 (issue 12, "next round" of tests/fuzz/README.md):
+      {"plan: tp does not divide the FFN (tp40 on llama2-13b: 40 heads, ffn 13,824)", "--model llama2-13b --plan tp40",
+       "tp40 does not divide the FFN hidden size 13824 of llama2-13b (tensor parallelism splits it evenly; valid tp: 1, 2, 4, 8)"},
+      {"micro-batches beyond 2^20 (gbs 2^40 on dp8)", "--model llama7b --plan dp8 --gbs 1099511627776",
+       "= 137438953472 micro-batches per step is beyond what parsim simulates (at most 1048576)"},
+      {"--bucket-mb below 1 kB (overflowed the clock)", "--model llama7b --plan dp8 --bucket-mb 1e-300",
+       "--bucket-mb 1e-300 is out of range (1e-3 to 1e9 MB"},
+      {"--bucket-mb beyond 1 PB (an out-of-range cast)", "--model llama7b --plan dp8 --bucket-mb 1e300",
+       "--bucket-mb 1e+300 is out of range"},
+      // 10^12 tokens: one forward takes ~6e14 s, beyond the int64-nanosecond clock (was exit 3 "negative duration").
+      {"a step beyond the int64-ns clock (--seq 10^12)", "--model llama7b --plan dp8 --seq 1000000000000",
+       "the simulated step is beyond parsim's clock: a forward pass takes 5.929e+14 s"},
+      {"a step beyond the clock (hardware efficiency 1e-300)",
+       "--model llama7b --plan dp8 --gpu " + write_temp("hw_eff.json", R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1e-300, "hbm_efficiency": 1e-300}}})"),
+       "the simulated step is beyond parsim's clock"},
+      // The sweep fails when a plan cannot be simulated (it used to exit 0 with every plan counted as "error").
+      {"sweep: plans beyond the clock", "sweep --model llama7b --gpus 8 --top 2 --gpu " +
+       write_temp("hw_eff2.json", R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1e-300, "hbm_efficiency": 1e-300}}})"),
+       "plans could not be simulated; the first, tp1pp1dp8zero1 mbs 1 recompute none: the simulated step is beyond parsim's clock"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
   });
 }
@@ -241,6 +260,34 @@ TEST_CASE("catalogue: merge") {
       {"CSV: empty", "merge " + write_temp("m_empty.csv", ""), "empty CSV"},
       {"shard: directory", "merge " + dir("cat_merge_dir"), "'cat_merge_dir' is a directory"},
   });
+}
+
+TEST_CASE("catalogue: the command line (CLI11's own texts never reach the user)") {
+  run_cases({
+      {"mistyped command", "predcit --model llama7b --plan dp8", "unknown command 'predcit' (did you mean 'predict'?)"},
+      {"unknown command, nothing close", "xyzzy --gpus 8", "unknown command 'xyzzy'; commands: predict (the default)"},
+      {"mistyped option", "--modle llama7b --plan dp8", "unknown option '--modle' for `parsim predict` (did you mean '--model'?)"},
+      {"option of another command", "--model llama7b --plan dp8 --all", "unknown option '--all' for `parsim predict`"},
+      {"mistyped option before a file argument", "calibrate --fromat json " + kNccl,
+       "unknown option '--fromat' for `parsim calibrate` (did you mean '--format'?)"},
+      {"stray word", "--model llama7b --plan dp8 extra", "unexpected argument 'extra' for `parsim predict`"},
+      {"two files where calibrate reads one", "calibrate " + kNccl + " " + kNccl, "unexpected argument"},
+      {"option without its value", "sweep --model llama7b --gpus", "--gpus needs a value (INT)"},
+      {"option given twice", "--model llama7b --plan dp8 --mbs 2 --mbs 3", "--mbs is given 2 times; give it once"},
+      {"empty value (was: the default)", "--model llama7b --plan dp8 --gbs ''", "--gbs must be a positive integer, got ''"},
+      {"empty value for sweep (--gbs=)", "sweep --model llama7b --gpus 8 --gbs=", "--gbs needs a value (INT)"},
+      {"integer option beyond its limit", "calibrate " + kNccl + " --ranks 99999999999", "--ranks 99999999999 is too large"},
+  });
+}
+
+TEST_CASE("sweep --gbs 2^40 ends at once (it enumerated every micro-batch size up to gbs/dp: a hang)") {
+  // Micro-batch sizes are powers of two (or the listed --mbs), ≤ 41 per configuration; plans beyond 2^20
+  // micro-batches are refused by validation, and the rest do not fit in memory: 2^40 / dp sequences per replica of
+  // at least 2^17 sequences each hold terabytes of activations.
+  const Run r = run_parsim("sweep --model llama7b --gpus 8 --gbs 1099511627776 --top 1 --threads 1");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("no plan fits in memory") != std::string::npos);
 }
 
 TEST_CASE("paths and flags that are not UTF-8 still give valid JSON output (exit 0, not 'internal error')") {

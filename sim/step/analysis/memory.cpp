@@ -205,7 +205,10 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const Plan& pl = sc.plan;
   const ChunkActs a = chunk_acts(sc);
   const int P = pl.pp, V = pl.vpp;
-  const int M = static_cast<int>(sc.train.micro_batches(pl));
+  // Periodic schedules reach their peak in the warm-up: walk the order evaluate() simulates (steady_state.cpp), not
+  // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
+  const std::int64_t M_all = sc.train.micro_batches(pl);
+  const int M = static_cast<int>(steady_state_extendable(sc, false, M_all) ? kSteadyGroupsLong * pl.pp : M_all);
   const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
   // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
   std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
