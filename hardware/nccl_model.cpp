@@ -59,7 +59,7 @@ const std::vector<double> kSm100SpeedInter = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0
 
 constexpr int kMaxChannels = 64;          // MAXCHANNELS (device.h)
 constexpr int kGraphMaxChannels = 32;     // ringGraph->maxChannels = MAXCHANNELS / 2 (init.cc)
-constexpr double kPciBw = 12.0;           // PCI_BW (topo.h)
+[[maybe_unused]] constexpr double kPciBw = 12.0;  // PCI_BW (topo.h)
 
 const std::vector<double>& speeds(int cc, bool inter) {
   if (cc >= 3) return inter ? kSm100SpeedInter : kSm100SpeedIntra;

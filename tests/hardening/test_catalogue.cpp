@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -149,6 +152,10 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
       {"flag beyond its limit: --gbs 18 digits", "--model llama7b --plan dp8 --gbs 999999999999999999",
        "--gbs 999999999999999999 is too large (at most 1099511627776)"},
       // Round 2 (issue 12, "next round" of tests/fuzz/README.md):
+      // 8192 micro-batches with per-layer slices: ~2.2 million events (tests/hardening/test_scale.cpp derives it).
+      {"--trace beyond 2,000,000 events", "--model llama7b --plan pp2 --gbs 8192 --seq 128 --trace cat_big_trace.json",
+       "--trace 'cat_big_trace.json' would hold"},
+
       {"plan: tp does not divide the FFN (tp40 on llama2-13b: 40 heads, ffn 13,824)", "--model llama2-13b --plan tp40",
        "tp40 does not divide the FFN hidden size 13824 of llama2-13b (tensor parallelism splits it evenly; valid tp: 1, 2, 4, 8)"},
       {"micro-batches beyond 2^20 (gbs 2^40 on dp8)", "--model llama7b --plan dp8 --gbs 1099511627776",
@@ -260,6 +267,35 @@ TEST_CASE("catalogue: merge") {
       {"CSV: empty", "merge " + write_temp("m_empty.csv", ""), "empty CSV"},
       {"shard: directory", "merge " + dir("cat_merge_dir"), "'cat_merge_dir' is a directory"},
   });
+  // Round 2: a merge must be the whole sweep, or say it is not (issue 12: 2 of 3 shards, or a plain CSV, merged
+  // silently into a ranking that had lost plans).
+  std::vector<std::string> shard;
+  for (int i = 0; i < 3; ++i) {
+    const Run s = run_parsim("sweep --model llama7b --gpus 8 --top 2 --format json --shard " + std::to_string(i) + "/3");
+    REQUIRE(s.status == 0);
+    shard.push_back(write_temp("m_shard" + std::to_string(i) + ".json", s.out));
+  }
+  const std::string csv = write_temp("m_plain.csv", c);
+  run_cases({
+      {"merge: 2 of 3 shards", "merge " + shard[0] + " " + shard[2],
+       "the inputs hold 2 of the 3 shards of this sweep: shard 1/3 is missing"},
+      {"merge: 1 of 3 shards", "merge " + shard[1], "the inputs hold 1 of the 3 shards of this sweep: shard 0/3 and 1 more are missing"},
+      {"merge: a plain sweep CSV", "merge " + csv, "is a sweep CSV: it holds result rows but not its shard or its plan counts"},
+  });
+  // With --partial the merge ranks what it has and says what it is.
+  const Run all3 = run_parsim("merge --format json " + shard[0] + " " + shard[1] + " " + shard[2]);
+  REQUIRE(all3.status == 0);
+  const Run part = run_parsim("merge --partial --format json " + shard[0] + " " + shard[2]);
+  INFO(part.err);
+  REQUIRE(part.status == 0);
+  const auto pj = nlohmann::json::parse(part.out);
+  CHECK(pj["complete"] == false);
+  CHECK(pj["sweep"]["shards"] == nlohmann::json::array({0, 2}));
+  const Run pcsv = run_parsim("merge --partial --format json " + csv);
+  REQUIRE(pcsv.status == 0);
+  const auto cj = nlohmann::json::parse(pcsv.out);
+  CHECK(cj["counts_known"] == false);
+  CHECK(cj["sweep"]["model"] == "llama7b");  // the CSV's rows carry model and GPU
 }
 
 TEST_CASE("catalogue: the command line (CLI11's own texts never reach the user)") {
@@ -288,6 +324,32 @@ TEST_CASE("sweep --gbs 2^40 ends at once (it enumerated every micro-batch size u
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(r.out.find("no plan fits in memory") != std::string::npos);
+}
+
+TEST_CASE("output to a full disk is an error, not exit 0") {
+  // `parsim … > /dev/full`: every write fails with ENOSPC; main() checks stdout after the command (issue 12).
+  for (const std::string args : {"--model llama7b --plan dp8", "--model llama7b --plan dp8 --format json",
+                                 "sweep --model llama7b --gpus 8 --top 1 --format csv"}) {
+    const std::string err = "cat_full_" + std::to_string(getpid()) + ".err";
+    const int rc = std::system((std::string(PARSIM_BIN) + " " + args + " >/dev/full 2>" + err).c_str());
+    const std::string text = slurp(err);
+    std::remove(err.c_str());
+    INFO(args << "\n" << text);
+    CHECK(WIFEXITED(rc));
+    CHECK(WEXITSTATUS(rc) == 2);
+    CHECK(text == "parsim: error: cannot write the output to standard output: No space left on device\n");
+  }
+}
+
+TEST_CASE("--gpu h100 is the preset even when ./h100 exists (a path needs a slash or .json)") {
+  dir("h100");  // a directory of the preset's name in the working directory
+  const Run r = run_parsim("--model llama7b --plan dp8 --gpu h100 --format json");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  const Run p = run_parsim("--model llama7b --plan dp8 --gpu ./h100");
+  CHECK(p.clean_error());
+  CHECK(p.err.find("'./h100' is a directory") != std::string::npos);
+  std::filesystem::remove("h100");
 }
 
 TEST_CASE("paths and flags that are not UTF-8 still give valid JSON output (exit 0, not 'internal error')") {
