@@ -86,7 +86,12 @@ double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::i
 
 }  // namespace
 
-double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+namespace {
+
+// The efficiency above for `groups` independent GEMMs of one shape launched together: the wave term counts every
+// group's tiles (units = groups·⌈m/tm⌉·⌈n/tn⌉·s); the other terms are per GEMM.
+double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std::int64_t n, std::int64_t k,
+                          Precision p) {
   check_dims(m, n, k);
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double sms = hw.gpu.compute.num_sms, k_half = hw.gpu.compute.gemm_k_half;
@@ -97,12 +102,30 @@ double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::
     for (int s : kSplits) {
       const double ks = K / s;
       if (s > 1 && ks < kMinSplitK) break;
-      const double units = tm * tn * s;
+      const double units = groups * tm * tn * s;
       const double wave = units / (std::ceil(units / sms) * sms);
       best = std::max(best, tile_rel(t) * pad * wave * ks / (ks + k_half));
     }
   }
   return ceiling(hw, p) * best * hw.gpu.compute.sustained_efficiency;
+}
+
+}  // namespace
+
+double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+  return grouped_efficiency(hw, 1.0, m, n, k, p);
+}
+
+double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::int64_t n, std::int64_t k,
+                           Precision p) {
+  if (groups < 1) throw InputError("grouped GEMM needs at least one group, got " + std::to_string(groups));
+  const double g = groups;
+  const double eff = grouped_efficiency(hw, g, m, n, k, p);
+  const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
+  const double t_compute = g * (2 * M * N * K) / (hw.gpu.peak_flops(p) * eff);
+  const double bytes = g * ((M * K + K * N) * element_bytes(p) + M * N * activation_element_bytes(p));
+  const double t_memory = bytes / (hw.gpu.hbm_bandwidth_Bps * hw.gpu.compute.hbm_efficiency);
+  return std::max(t_compute, t_memory) + hw.gpu.compute.kernel_overhead_s;
 }
 
 double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {

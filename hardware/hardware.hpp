@@ -179,6 +179,11 @@ double nic_share_Bps(const NodeSpec& node, int concurrent);
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead
 double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
 double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
+// `groups` GEMMs of one shape run as one grouped GEMM (the local experts of an MoE layer: Transformer Engine's
+// GroupedLinear, CUTLASS grouped kernels): each group has its own weights and its own edge tiles, and all groups'
+// tiles share the waves over the SMs; one kernel's fixed overhead. groups = 1 is gemm_time_s exactly.
+double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::int64_t n, std::int64_t k,
+                           Precision p);
 // Flash-attention kernels: forward / backward time for `flops_fwd` forward FLOPs at sequence length seq_kv.
 // `causal`: a causally masked kernel (FLOPs already halved by the caller) at attn_causal_efficiency of the curve.
 double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,

@@ -155,10 +155,11 @@ double moe_routed_tokens(const ModelSpec& m, std::int64_t b, std::int64_t s, int
   require_experts(m, x);
   const double tokens = static_cast<double>(b) * static_cast<double>(s / cp);
   const double etp = x.etp > 0 ? x.etp : tp;
-  // Megatron-Core MoE token dispatchers: the layer input is the rank's SP shard (b·s/(c·t) tokens); the ETP group
-  // all-gathers its members' routed tokens so each expert rank computes its slice f/etp for all of them. Without SP
-  // the TP peers hold the same tokens and the ETP group (= the TP group) adds none.
-  const double distinct = sp ? tokens / tp * etp : tokens;
+  // Megatron-Core MoE token dispatchers: the layer input is the rank's SP shard (b·s/(c·t) tokens; with tp = 1 every
+  // rank's tokens are its own); the ETP group all-gathers its members' routed tokens so each expert rank computes its
+  // slice f/etp for all of them. Without SP (tp > 1) the TP peers hold the same tokens and the ETP group (= the TP
+  // group) adds none.
+  const double distinct = sp || tp == 1 ? tokens / tp * etp : tokens;
   return static_cast<double>(m.experts_per_token) * distinct * x.imbalance;
 }
 

@@ -41,6 +41,7 @@ Progression progression(const Plan& p, GroupKind kind) {
     case GroupKind::ETP: return {1, p.expert_tp()};
     case GroupKind::EP: return {p.expert_tp(), p.ep};
     case GroupKind::EDP: return {p.expert_tp() * p.ep, p.expert_dp()};
+    case GroupKind::EPxETP: return {1, p.expert_tp() * p.ep};  // etp and ep are adjacent digits
   }
   return {};
 }
@@ -65,6 +66,7 @@ std::string to_string(GroupKind k) {
     case GroupKind::ETP: return "etp";
     case GroupKind::EP: return "ep";
     case GroupKind::EDP: return "edp";
+    case GroupKind::EPxETP: return "epxetp";
   }
   return "?";
 }

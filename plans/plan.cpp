@@ -252,4 +252,22 @@ Stack parse_stack(const std::string& s) {
   throw InputError("--stack '" + s + "' is not valid (choose auto, megatron or pytorch)");
 }
 
+std::string to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::AllToAll: return "alltoall";
+    case MoeDispatcher::AllGather: return "allgather";
+    case MoeDispatcher::Flex: return "flex";
+  }
+  return "?";
+}
+
+MoeDispatcher parse_moe_dispatcher(const std::string& s) {
+  std::string l;
+  for (char c : s) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (l == "alltoall") return MoeDispatcher::AllToAll;
+  if (l == "allgather") return MoeDispatcher::AllGather;
+  if (l == "flex" || l == "deepep" || l == "hybridep") return MoeDispatcher::Flex;
+  throw InputError("--moe-dispatcher '" + s + "' is not valid (choose alltoall, allgather or flex)");
+}
+
 }  // namespace parsim

@@ -99,7 +99,9 @@ struct ExpertCoord {
 };
 ExpertCoord expert_coord_of(const Plan& p, int rank);
 // ETP, EP, EDP: the expert layers' tensor-, expert- and data-parallel groups (parallel folding, layout.cpp).
-enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP };
+// EPxETP: the ep·etp consecutive ranks of one EP group and their ETP peers (Megatron-Core's tp_ep group: the MoE
+// all-gather dispatcher's group and the token-count exchange).
+enum class GroupKind { TP, CP, DP, PP, DPxCP, HSDPShard, HSDPReplica, ETP, EP, EDP, EPxETP };
 // Ranks of the process group of `kind` that contains `rank`.
 std::vector<int> group_ranks(const Plan& p, GroupKind kind, int rank);
 // Placement of that group on nodes of gpus_per_node GPUs, and how many GPUs per node run the same kind of
@@ -116,6 +118,7 @@ std::string to_string(GroupKind k);
 // ---- plan space (space.cpp) — enumeration for the sweep ----
 struct SpaceFilter {
   std::vector<int> tp, pp, dp, cp, vpp, mbs;  // empty = any
+  std::vector<int> ep, etp;                   // MoE models only; empty = the defaults of space.cpp
   std::vector<Sharding> sharding;             // empty = any
   std::vector<Recompute> recompute;           // empty = any
   std::vector<int> sp;                        // {0,1}; empty = any

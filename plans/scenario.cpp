@@ -177,6 +177,59 @@ OptionTable<In> build_table() {
       "fused flash-attention kernel, or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
       {"flash", "unfused"}, "flash", [](In& x, const std::string& v) { x.train.flash_attention = v == "flash"; },
       [](const In& x) -> std::optional<std::string> { return x.train.flash_attention ? "flash" : "unfused"; }, P | S));
+  // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
+  t.push_back(number<In>(
+      "moe_imbalance", "--moe-imbalance",
+      "MoE routing imbalance: the busiest expert-parallel rank's routed tokens over the mean (1 = balanced, as "
+      "benchmarks that force balanced routing run; the default is Switch Transformers' capacity factor, "
+      "plans/training.hpp)",
+      "", "1.25",
+      [](In& x, double v) {
+        if (v < 1.0)
+          throw InputError("--moe-imbalance " + option::num_text(v) +
+                           " is below 1 (the busiest rank's load over the mean is at least 1; 1 = balanced)");
+        x.train.moe_imbalance = v;
+      },
+      [](const In& x) -> std::optional<double> { return x.train.moe_imbalance; }, P | S));
+  t.push_back(number<In>(
+      "moe_capacity_factor", "--moe-capacity-factor",
+      "MoE expert capacity: each expert keeps at most this × its mean share of tokens and drops the rest "
+      "(Megatron-Core --moe-expert-capacity-factor)",
+      "", "none (dropless)",
+      [](In& x, double v) {
+        if (v <= 0)
+          throw InputError("--moe-capacity-factor " + option::num_text(v) +
+                           " must be positive (each expert keeps at most this × its mean share of tokens; leave it "
+                           "out for dropless routing)");
+        x.train.moe_capacity_factor = v;
+      },
+      [](const In& x) -> std::optional<double> {
+        if (x.train.moe_capacity_factor <= 0) return std::nullopt;
+        return x.train.moe_capacity_factor;
+      },
+      P | S));
+  {
+    // A choice whose setter also takes the flex backends' names (deepep, hybridep).
+    auto o = text<In>(
+        "moe_dispatcher", "--moe-dispatcher",
+        "MoE token dispatcher (Megatron-Core --moe-token-dispatcher-type): all-to-all over the EP group, all-gather "
+        "+ reduce-scatter over the expert group, or flex (DeepEP / HybridEP: each token sent once per node and GPU)",
+        "alltoall", [](In& x, const std::string& v) { x.train.moe_dispatcher = parse_moe_dispatcher(v); },
+        [](const In& x) -> std::optional<std::string> { return to_string(x.train.moe_dispatcher); }, P | S);
+    o.kind = OptionKind::Choice;
+    o.choices = {"alltoall", "allgather", "flex"};
+    t.push_back(std::move(o));
+  }
+  t.push_back(flag<In>(
+      "moe_shared_expert_overlap", "--moe-shared-expert-overlap",
+      "run the MoE shared experts beside the token dispatch and combine (Megatron-Core --moe-shared-expert-overlap)",
+      [](In& x) { x.train.moe_shared_expert_overlap = true; },
+      [](const In& x) { return x.train.moe_shared_expert_overlap; }, P | S));
+  t.push_back(flag<In>(
+      "moe_a2a_overlap", "--moe-a2a-overlap",
+      "hide MoE token exchanges behind another micro-batch's compute (Megatron-Core "
+      "--overlap-moe-expert-parallel-comm)",
+      [](In& x) { x.train.moe_a2a_overlap = true; }, [](const In& x) { return x.train.moe_a2a_overlap; }, P | S));
   t.push_back(flag<In>(
       "fsdp_no_sync", "--fsdp-no-sync",
       "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)",

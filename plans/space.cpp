@@ -19,8 +19,13 @@
 //        re-gathers model what FSDP does without PP; torchtitan's PP+FSDP keeps parameters gathered across
 //        micro-batches — ask for it explicitly with --zero fsdp); hsdp with shard groups of gpus_per_node/(tp·cp) DP ranks (one node) when that is > 1, below
 //        dp and divides it.
+//   ep, etp  (MoE models; dense models keep ep1) Megatron-Core MoE parallel folding over the tp·cp·dp GPUs of a
+//        stage: ep every divisor of the routed experts, etp 1 and tp (any listed values with --ep / --etp), with
+//        ep·etp dividing tp·cp·dp; ep > 1 only with the Megatron stack's schemes (zero0, zero1) unless --zero lists
+//        schemes (Megatron-Core's expert parallelism runs under its DDP / distributed optimizer).
 //   recompute none, selective, full.
-//   sp   off, and on when tp > 1 and tp divides the tokens per CP rank.
+//   sp   off, and on when tp > 1 and tp divides the tokens per CP rank; MoE models with tp > 1 only on (Megatron-Core
+//        requires sequence parallelism with MoE and tensor parallelism) unless --sp lists off.
 // Precision and the remaining TrainingConfig fields come from `base`. Every candidate passes validate_plan.
 #include "plans/plan.hpp"
 #include "plans/scenario.hpp"
@@ -53,6 +58,13 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                                        const SpaceFilter& f) {
   require(gpus > 0, "--gpus must be a positive integer, got " + std::to_string(gpus));
   require(m.layers > 0 && m.heads > 0 && m.kv_heads > 0, "model " + m.name + " needs positive layers and heads");
+  if (!m.is_moe()) {
+    const auto only_one = [](const std::vector<int>& l) {
+      return std::all_of(l.begin(), l.end(), [](int v) { return v == 1; });
+    };
+    require(only_one(f.ep), "--ep lists expert-parallel degrees above 1, but model " + m.name +
+                                " has no routed experts (valid for it: 1, or leave --ep out)");
+  }
   const int G = hw.node.gpus_per_node;
   require(G > 0, "gpus_per_node must be a positive integer, got " + std::to_string(G));
   TrainingConfig t = base;
@@ -71,6 +83,21 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
     if (!allowed(f.tp, tp) || tp > max_tp) continue;
     if (m.heads % tp != 0 || (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) continue;
     if (G % tp != 0 && tp % G != 0) continue;
+    // Expert layouts (MoE): (ep, etp) pairs; filtered per stage below by ep·etp | tp·cp·dp.
+    std::vector<std::pair<int, int>> experts;
+    if (!m.is_moe()) {
+      experts.emplace_back(1, tp);
+    } else {
+      std::vector<int> etps = f.etp;
+      if (etps.empty()) {
+        etps.push_back(1);
+        if (tp > 1) etps.push_back(tp);
+      }
+      for (int ep : divisors(m.experts)) {
+        if (!allowed(f.ep, ep)) continue;
+        for (int etp : etps) experts.emplace_back(ep, etp);
+      }
+    }
     for (int cp : divisors(gpus / tp)) {
       if (f.cp.empty() ? !is_pow2(cp) : !allowed(f.cp, cp)) continue;
       if (cp > 1 && t.seq % (2 * std::int64_t{cp}) != 0) continue;
@@ -119,12 +146,16 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
             mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
             for (std::int64_t mbs : mbss) {
               std::vector<Plan> plans;
+              for (const auto& [ep, etp] : experts) {
               Plan p;
               p.tp = tp, p.pp = pp, p.dp = dp, p.cp = cp, p.vpp = vpp;
+              p.ep = ep, p.etp = etp == tp ? 0 : etp;
+              if (std::int64_t{tp} * cp * dp % (std::int64_t{ep} * etp) != 0) continue;
               const bool dp_group = dp * cp > 1;
               for (const ShardingTraits& st : all_sharding_traits()) {  // table order: zero0..3, fsdp, hsdp
                 const Sharding s = st.scheme;
                 if (!allowed(f.sharding, s)) continue;
+                if (ep > 1 && f.sharding.empty() && st.default_stack != Stack::Megatron) continue;
                 p.sharding = s;
                 p.hsdp_group = 0;
                 if (!st.shards_optimizer) {
@@ -142,11 +173,13 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                   plans.push_back(p);
                 }
               }
+              }
               for (const Plan& plan : plans)
                 for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
                   if (!allowed(f.recompute, r)) continue;
                   for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
                     if (!allowed(f.sp, sp)) continue;
+                    if (m.is_moe() && tp > 1 && sp == 0 && f.sp.empty()) continue;
                     if (sp && (t.seq / cp) % tp != 0) continue;
                     Candidate c{plan, t};
                     c.train.mbs = mbs;

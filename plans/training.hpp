@@ -25,6 +25,25 @@ enum class Stack { Auto, Megatron, PyTorch };
 std::string to_string(Stack s);
 Stack parse_stack(const std::string& s);
 
+// How MoE layers move tokens to their experts (Megatron-Core --moe-token-dispatcher-type): AllToAll permutes the
+// tokens locally and exchanges them with an all-to-all over the EP group (Megatron-Core's recommendation with expert
+// parallelism, and parsim's default); AllGather gathers every token of the EP×ETP group on every rank and
+// reduce-scatters the expert outputs back (Megatron-Core's `allgather` dispatcher); Flex is the `flex` dispatcher
+// with DeepEP or HybridEP kernels (--moe-flex-dispatcher-backend deepep|hybridep): each token goes once to each
+// node and each GPU holding one of its experts, not once per expert (sim/step/costs/comm.cpp).
+enum class MoeDispatcher { AllToAll, AllGather, Flex };
+std::string to_string(MoeDispatcher d);
+MoeDispatcher parse_moe_dispatcher(const std::string& s);
+
+// Default routing imbalance of MoE layers (--moe-imbalance): the busiest expert's load over the mean, 1.25. Source:
+// Switch Transformers (Fedus et al. 2022, JMLR 23, §2.2 and Table 1) train top-1 routers with expert capacity factor
+// 1.25 — capacity = factor × the mean tokens per expert — as the smallest buffer that keeps tokens from being dropped
+// under their auxiliary-loss-balanced routing, i.e. the busiest expert sits near 1.25 × the mean; GShard (Lepikhin et
+// al. 2021) and Megatron-Core's capacity examples use 1.0–2.0. [U] A provisioning figure from routed training, not a
+// per-rank measurement of a dropless run (an EP rank holding several experts averages some of it out); published
+// benchmarks force balanced routing and state 1.0 (NVIDIA's MoE performance tables, tests/data/validation/moe.csv).
+inline constexpr double kDefaultMoeImbalance = 1.25;
+
 struct TrainingConfig {
   std::int64_t seq = 0;    // tokens per sequence; 0 = the model's seq_len
   std::int64_t gbs = 0;    // global batch, sequences per optimizer step; 0 = the contract's default
@@ -43,6 +62,15 @@ struct TrainingConfig {
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
   bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
+  // Mixture-of-experts layers (issue 10; ignored by dense models).
+  double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
+  double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest
+                                      // is dropped before the dispatch (--moe-expert-capacity-factor)
+  MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;
+  bool moe_shared_expert_overlap = false;  // shared experts run beside the dispatch/combine all-to-alls
+                                           // (Megatron-Core --moe-shared-expert-overlap)
+  bool moe_a2a_overlap = false;       // EP communication of one micro-batch runs beside another's compute
+                                      // (Megatron-Core --overlap-moe-expert-parallel-comm, "1F1B A2A overlap")
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
 };
 

@@ -192,6 +192,12 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
                 "-GPU nodes: the last node is partly used");
   if (t.sp && p.tp == 1)
     w.push_back("--sp has no effect with tp1 (Megatron disables sequence parallelism without tensor parallelism)");
+  // Megatron-Core transformer_config.py: "When using expert parallelism and tensor parallelism, sequence parallelism
+  // must be used" (and Megatron-LM's argument check asks for it with any MoE model on tp > 1).
+  if (m.is_moe() && p.tp > 1 && !t.sp)
+    w.push_back("MoE with tp" + S(p.tp) + " without --sp: Megatron-Core requires sequence parallelism here; simulated "
+                "with every TP rank routing the same tokens and the expert outputs all-reduced over TP (add --sp for "
+                "what Megatron runs)");
   const ShardingTraits& sh = sharding_traits(p.sharding);
   if (sh.shards_optimizer && !sh.hierarchical && p.dp == 1 && p.cp == 1)
     w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");

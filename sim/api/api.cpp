@@ -272,6 +272,9 @@ OptionTable<SweepRequest> build_sweep_table() {
   t.push_back(int_filter("cp", "context-parallel degrees (default powers of two)", &SpaceFilter::cp));
   t.push_back(int_filter("vpp", "virtual pipeline chunks per stage", &SpaceFilter::vpp));
   t.push_back(int_filter("mbs", "micro-batch sizes (default powers of two)", &SpaceFilter::mbs));
+  t.push_back(int_filter("ep", "expert-parallel degrees (MoE models; default every divisor of the experts)",
+                         &SpaceFilter::ep));
+  t.push_back(int_filter("etp", "expert tensor-parallel degrees (MoE models; default 1 and tp)", &SpaceFilter::etp));
   {
     auto o = text<R>(
         "zero", "--zero,--sharding", "filter: 0,1,2,3,fsdp,hsdp", "any",

@@ -99,6 +99,9 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   j["memory"] = to_json(memory_fields(), r.memory);
   j["model"] = {{"name", sc.model.name},
                 {"params", pc.total},
+                // What one token uses (= params for dense models): the MFU's model FLOPs count these (Megatron-Core's
+                // MoE throughput formula, models/flops.cpp).
+                {"active_params", pc.active},
                 {"layers", sc.model.layers},
                 {"hidden", sc.model.hidden},
                 {"heads", sc.model.heads},
@@ -108,6 +111,16 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                 {"padded_vocab", padded_vocab(sc.model.vocab, sc.plan.tp)},
                 {"model_flops_per_step", r.model_flops_per_step},
                 {"hardware_flops_per_step", r.hardware_flops_per_step}};
+  if (sc.model.is_moe()) {
+    j["model"]["experts"] = sc.model.experts;
+    j["model"]["experts_per_token"] = sc.model.experts_per_token;
+    j["model"]["shared_experts"] = sc.model.shared_experts;
+    int moe_layers = 0;
+    for (const auto& [kind, n] : sc.model.layer_kind_counts()) moe_layers += kind.ffn == FfnKind::MoE ? n : 0;
+    j["model"]["moe_layers"] = moe_layers;
+  }
+  // Multi-token-prediction modules are counted apart from params (DeepSeek-V3: 671 B + 14 B MTP) and not simulated.
+  if (sc.model.mtp_layers > 0) j["model"]["mtp_params"] = pc.mtp;
   const Plan& p = sc.plan;
   json plan = {{"plan", p.to_string()},
                {"etp", p.expert_tp()},
@@ -119,6 +132,10 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   j["plan"] = plan;
   const TrainingConfig& t = sc.train;
   json settings = training_to_json(t);  // the option table's keys, resolved values
+  if (!sc.model.is_moe())  // the MoE options mean nothing to a dense model
+    for (const char* key :
+         {"moe_imbalance", "moe_capacity_factor", "moe_dispatcher", "moe_shared_expert_overlap", "moe_a2a_overlap"})
+      settings.erase(key);
   settings["micro_batches"] = r.microbatches;
   j["settings"] = settings;
   j["hardware"] = {{"name", sc.hw.name},
@@ -156,16 +173,25 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   const Plan& p = sc.plan;
   const TrainingConfig& t = sc.train;
   const ParamCounts pc = count_params(sc.model);
-  o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4)
-    << " B params) on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node
-    << " GPUs/node)\n";
+  o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4) << " B params";
+  if (pc.active != pc.total) o << ", " << fmt_num(static_cast<double>(pc.active) / 1e9, 4) << " B active";
+  o << ") on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node << " GPUs/node)\n";
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
     << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
-    << (t.flash_attention ? "" : "  unfused attention") << "\n\n";
+    << (t.flash_attention ? "" : "  unfused attention") << "\n";
+  if (sc.model.is_moe())
+    o << "  MoE: " << sc.model.experts << " experts, top-" << sc.model.experts_per_token << ", ep" << p.ep << " etp"
+      << p.expert_tp() << " edp" << p.expert_dp() << " (" << sc.model.experts / p.ep << " experts per GPU), "
+      << to_string(t.moe_dispatcher) << " dispatcher, imbalance " << fmt_num(t.moe_imbalance, 3)
+      << (t.moe_capacity_factor > 0 ? ", capacity factor " + fmt_num(t.moe_capacity_factor, 3) : std::string())
+      << (t.moe_shared_expert_overlap ? ", shared experts overlapped" : "")
+      << (t.moe_a2a_overlap ? ", token exchange overlapped with another micro-batch" : "") << "\n";
+  o << "\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
-  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "\n";
+  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu)
+    << (sc.model.is_moe() ? "  (active FLOPs)" : "") << "\n";
   o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
   o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
     << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";

@@ -145,7 +145,6 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
                   {"cp_exposed_ms", tc.cp_exposed_s * 1e3}};
         if (tc.ep_s > 0) args["ep_ms"] = tc.ep_s * 1e3, args["ep_exposed_ms"] = tc.ep_exposed_s * 1e3;
         w.x(s, kCompute, ts, dur, name, "pass", std::move(args));
-        const PassCost& per = k.layer[pk];
         const int layers = ti.layer_end - ti.layer_begin;
         if (layer_detail && layers > 0 && tc.duration_s() > 0) {
           // Lay the pieces out inside the pass (stretched uniformly if SM contention slowed it): the embedding and
@@ -174,6 +173,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
           else edge(has_head, k.head[pk], "lm head + loss" + suffix);
           for (int i = 0; i < layers; ++i) {
             const int layer = fwd ? ti.layer_begin + i : ti.layer_end - 1 - i;
+            const PassCost& per = k.kind_of(layer).pass[pk];  // this layer's kind (dense / MoE, attention kind)
             const double d = per.duration_s() * 1e9 * ns_scale;
             child(kCompute, pos, d, "layer " + std::to_string(layer) + pass_suffix(ti.kind), "layer");
             double c = pos + per.compute_s * 1e9 * ns_scale;

@@ -15,6 +15,9 @@ struct StaticMemory {
 };
 // Parameters one rank of the stage holds (after TP): its chunks' layers, the embedding on the first, the head on the last.
 double stage_param_count(const StepCosts& costs, const Plan& plan, int stage);
+// The same split into dense parameters (reduced and sharded over DP×CP; embedding and head included) and routed-expert
+// parameters (over the expert-DP group).
+RankParams stage_params(const StepCosts& costs, const Plan& plan, int stage);
 StaticMemory static_memory(const Scenario& sc, const StepCosts& costs, int stage);
 double overhead_bytes(const Scenario& sc, double allocated_bytes);  // CUDA context, NCCL, allocator fragmentation
 // Memory per stage from allocation events along the executed timeline; fills the report's memory section and the

@@ -64,20 +64,81 @@ inline EdgeWork edge_work(int vstage, int vstages, bool forward, bool first_segm
   return e;
 }
 
+// One kind of layer (models/ LayerKind): its pass costs for one micro-batch and the parameters one rank holds of it.
+struct LayerKindCosts {
+  LayerKind kind;
+  PassCosts pass;
+  RankParams params;  // dense (reduced over DP×CP) and expert (reduced over the expert-DP group) parameters per rank
+};
+
 // Everything the lowering needs, computed once per scenario from the cost models.
 struct StepCosts {
-  PassCosts layer;                    // one transformer layer, one micro-batch (bwd includes recompute)
+  // The model's distinct layer kinds (in order of first appearance), each costed once; a range of layers costs
+  // Σ count(kind) · cost(kind). Uniform models have one kind and cost n · cost (exactly the pre-issue-10 arithmetic).
+  std::vector<LayerKindCosts> kinds;
+  std::vector<int> kind_prefix;       // kinds.size() × (layers + 1): layers of kind j among layers [0, i) at j·(L+1)+i
+                                      // (empty for uniform models)
+  bool has_expert_params = false;     // some layer holds routed experts (reduced over the expert-DP group)
+  PassCosts layer;                    // kinds[0].pass: every layer's costs when the model is uniform
   PassCosts embed;                    // first virtual stage (embedding lookup; its gradient is a weight gradient)
   PassCosts head;                     // last virtual stage: final norm, LM head, loss
   double p2p_s = 0;                   // one activation (or gradient) transfer between adjacent pipeline stages
   double p2p_bytes = 0;
   std::vector<int> layers_per_chunk;  // pp·vpp chunks, index = chunk·pp + stage
-  // Parameters held per rank (after TP split), for gradient/parameter traffic and the optimizer.
-  double layer_params = 0, embed_params = 0, head_params = 0;
+  // Parameters held per rank (after TP / EP / ETP split), for gradient/parameter traffic and the optimizer.
+  double layer_params = 0;            // kinds[0].params.total(): every layer's when the model is uniform
+  double embed_params = 0, head_params = 0;
   // Data-parallel group (DP×CP: gradients reduce over both, Megatron-Core) and HSDP sub-groups.
   GroupShape dp_group, shard_group, replica_group;
   int shard_degree = 1;               // ZeRO/FSDP sharding degree of optimizer state
+  // Expert parameters (MoE layers): reduced and sharded over the expert-data-parallel group (Megatron-Core's
+  // expert_data_parallel_group: the ranks of a stage holding the same expert shard, edp = tp·cp·dp / (etp·ep)).
+  GroupShape edp_group;
+  int expert_shard_degree = 1;
   double optimizer_bytes_per_param = 0;  // HBM bytes the optimizer step moves per owned parameter
+
+  bool uniform() const { return kinds.size() <= 1; }
+  // Layers of kinds[j] among layers [first, last).
+  int count(std::size_t j, int first, int last) const {
+    if (uniform()) return last - first;
+    const std::size_t row = j * (kind_prefix.size() / kinds.size());
+    return kind_prefix[row + static_cast<std::size_t>(last)] - kind_prefix[row + static_cast<std::size_t>(first)];
+  }
+  // The kind entry of layer i.
+  const LayerKindCosts& kind_of(int i) const {
+    if (uniform()) return kinds.front();
+    for (std::size_t j = 0; j < kinds.size(); ++j)
+      if (count(j, i, i + 1) > 0) return kinds[j];
+    return kinds.front();
+  }
+  // Σ over the kinds of layers [first, last) of count · f(kind entry) — the one way a range is costed.
+  template <class T, class F>
+  T sum_range(int first, int last, F per_kind) const {
+    if (uniform()) return per_kind(kinds.front(), last - first);
+    T acc{};
+    for (std::size_t j = 0; j < kinds.size(); ++j) {
+      const int n = count(j, first, last);
+      if (n > 0) acc += per_kind(kinds[j], n);
+    }
+    return acc;
+  }
+  // One pass over layers [first, last).
+  PassCost range_cost(PassKind pk, int first, int last) const {
+    return sum_range<PassCost>(first, last, [pk](const LayerKindCosts& k, int n) { return k.pass[pk].scaled(n); });
+  }
+  // Parameters one rank holds of layers [first, last).
+  RankParams range_params(int first, int last) const {
+    struct Acc {
+      RankParams p;
+      Acc& operator+=(const Acc& o) {
+        p.dense += o.p.dense, p.expert += o.p.expert;
+        return *this;
+      }
+    };
+    return sum_range<Acc>(first, last, [](const LayerKindCosts& k, int n) {
+             return Acc{RankParams{k.params.dense * n, k.params.expert * n}};
+           }).p;
+  }
 };
 StepCosts compute_step_costs(const Scenario& sc);
 
@@ -95,8 +156,26 @@ double group_collective_s(const CostContext& c, Collective k, double bytes, cons
 void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s);
 // One activation tensor of a micro-batch on one rank: b·(s/cp)·h elements (domain-notes §6).
 double activation_bytes(const Scenario& sc);
-// One layer: compute, TP/CP communication, recompute.
+// One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention):
+// compute, TP/CP/EP communication, recompute. Without a kind: the model's representative kind (uniform models).
+PassCosts layer_costs(const CostContext& c, LayerKind kind);
 PassCosts layer_costs(const CostContext& c);
+// The expert split an MoE layer runs with: ep and etp of the plan, the busiest rank's load over the mean
+// (--moe-imbalance; 1 with a single EP rank, capped by --moe-capacity-factor when tokens are dropped).
+ExpertSplit expert_split(const Scenario& sc);
+// The expert-parallel communication of one MoE layer, one micro-batch, one rank (costs/comm.cpp): the token
+// dispatcher's collectives forward and backward, and the part of them the shared experts can run beside
+// (--moe-shared-expert-overlap: the token all-to-alls).
+struct MoeComm {
+  double fwd_s = 0, bwd_s = 0;
+  double a2a_fwd_s = 0, a2a_bwd_s = 0;
+};
+MoeComm moe_comm(const CostContext& c, const LayerWork& lw, const ExpertSplit& x);
+// Adds `total` EP communication to a pass: synchronous on the compute stream (Megatron-Core's dispatchers block the
+// layer), except what the shared experts hide when they overlap the dispatch (min(hideable, shared_s)) or, with
+// --moe-a2a-overlap, what the other direction's compute of another micro-batch covers (min(hideable, other_pass_s)).
+void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideable, double shared_s,
+                 double other_pass_s = 0);
 // Embedding and LM head + loss.
 void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head);
 // One pipeline transfer (s) and its bytes.

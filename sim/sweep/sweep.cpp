@@ -175,6 +175,8 @@ std::string filter_text(const SpaceFilter& f) {
   add("--cp", ints_text(f.cp));
   add("--vpp", ints_text(f.vpp));
   add("--mbs", ints_text(f.mbs));
+  add("--ep", ints_text(f.ep));
+  add("--etp", ints_text(f.etp));
   std::string z, r, sc;
   auto item = [](std::string& list, const std::string& x) {
     if (!list.empty()) list += ',';

@@ -200,6 +200,36 @@ TEST_CASE("expert parallelism in the plan: dense models reject it with one line"
   CHECK(run_parsim("--model llama7b --plan tp2dp4etp2 --gbs 8").clean_error());
 }
 
+TEST_CASE("MoE models simulate with expert parallelism (issue 10 'Done means')") {
+  const std::string models = std::string(PARSIM_TEST_DATA) + "/models/";
+  // Mixtral's real config.json, tp2 with SP, 32 data-parallel ranks, 8 expert-parallel: 64 GPUs.
+  Run r = run_parsim("--model " + models + "mixtral-8x7b-v0.1.config.json --plan tp2pp1dp32ep8 --sp --format json");
+  REQUIRE(r.status == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["model"]["params"] == 46702792704);         // Mixtral-8x7B total (issue 10)
+  CHECK(j["model"]["active_params"] == 12879925248);  // 2 of 8 experts
+  CHECK(j["plan"]["ep"] == 8);
+  CHECK(j["plan"]["etp"] == 2);  // default etp = tp
+  CHECK(j["exposed_comm_by_kind_s"]["ep"].get<double>() > 0);
+  CHECK(j["settings"]["moe_dispatcher"] == "alltoall");
+  // DeepSeek-V3 (3 dense layers, then MoE layers) simulates instead of being refused.
+  r = run_parsim("--model " + models +
+                 "deepseek-v3.config.json --plan tp1pp8dp32ep32etp1 --gpu b200 --gbs 256 --seq 4096 --format json");
+  REQUIRE(r.status == 0);
+  CHECK(json::parse(r.out)["model"]["moe_layers"] == 58);
+  // Bad MoE option values: one line naming the value.
+  const std::string mixtral = "--model " + models + "mixtral-8x7b-v0.1.config.json --plan tp1dp16ep8 ";
+  r = run_parsim(mixtral + "--moe-imbalance 0.5");
+  CHECK(r.clean_error());
+  CHECK(r.err.find("--moe-imbalance 0.5") != std::string::npos);
+  r = run_parsim(mixtral + "--moe-capacity-factor -1");
+  CHECK(r.clean_error());
+  CHECK(r.err.find("--moe-capacity-factor") != std::string::npos);
+  CHECK(r.err.find("-1") != std::string::npos);
+  CHECK(run_parsim(mixtral + "--moe-dispatcher ring").clean_error());
+  CHECK(run_parsim(mixtral.substr(0, mixtral.find("--plan")) + "--plan tp1dp16ep3").clean_error());  // 8 % 3 != 0
+}
+
 TEST_CASE("validate and sweep take the same scenario options as predict (one table)") {
   const Run v = run_parsim("validate --help");
   const Run p = run_parsim("predict --help");

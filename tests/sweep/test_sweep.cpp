@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
+#include <tuple>
 #include <unistd.h>
 
 using namespace parsim;
@@ -174,6 +176,72 @@ TEST_CASE("the memory pre-check never rejects a plan that fits") {
     }
   }
   CHECK(rejected > 0);  // the check is exercised: mbs 16 without sharding or recompute does not fit a 7B model
+}
+
+TEST_CASE("MoE models enumerate ep and etp (Megatron-Core parallel folding)") {
+  // Mixtral 8x7B (8 routed experts) on 16 H100s, pp1 cp1 mbs1 zero1 no recompute, tp ∈ {1, 2}:
+  //   ep ranges over the divisors of 8 = {1, 2, 4, 8}; etp over {1, tp}; kept when ep·etp divides tp·cp·dp = 16.
+  //   tp1 (dp16): etp ∈ {1} → 4 layouts, sp off only (tp = 1).
+  //   tp2 (dp8):  etp ∈ {1, 2} → ep·etp ∈ {1..16}, all divide 16 → 8 layouts; sp on only (Megatron-Core requires
+  //               sequence parallelism for MoE with tp > 1).
+  //   → 12 candidates, each with a distinct (tp, ep, etp).
+  Scenario base;
+  base.model = resolve_model(std::string(PARSIM_TEST_DATA) + "/models/mixtral-8x7b-v0.1.config.json");
+  base.hw = resolve_hardware("h100");
+  ScenarioInput a;
+  a.train.gbs = 16;
+  a.train.seq = 4096;
+  base.train = sweep_base_training(a, base.model);
+  SpaceFilter f;
+  f.tp = {1, 2};
+  f.pp = {1};
+  f.cp = {1};
+  f.mbs = {1};
+  f.sharding = {Sharding::Zero1};
+  f.recompute = {Recompute::None};
+  const auto space = enumerate_space(base.model, base.hw, 16, base.train, f);
+  REQUIRE(space.size() == 12);
+  std::set<std::tuple<int, int, int>> layouts;
+  for (const Candidate& c : space) {
+    CAPTURE(c.plan.to_string());
+    CHECK(c.train.sp == (c.plan.tp > 1));
+    CHECK(16 % (c.plan.ep * c.plan.expert_tp()) == 0);
+    layouts.emplace(c.plan.tp, c.plan.ep, c.plan.expert_tp());
+  }
+  CHECK(layouts.size() == 12);
+  CHECK(layouts.count({2, 8, 2}) == 1);
+  CHECK(layouts.count({2, 8, 1}) == 1);
+  CHECK(layouts.count({1, 8, 1}) == 1);
+
+  // The memory pre-check stays a lower bound of the simulated peak with experts sharded by ep and etp.
+  for (const Candidate& c : space) {
+    Scenario sc = base;
+    sc.plan = c.plan;
+    sc.train = c.train;
+    CAPTURE(c.plan.to_string());
+    CHECK(estimate_memory(sc).peak_gib <= evaluate(sc).memory.peak_gib * (1 + 1e-12));
+  }
+
+  // --ep / --etp filters: ep 8 with etp 1 → one layout per tp → 2 candidates.
+  f.ep = {8};
+  f.etp = {1};
+  CHECK(enumerate_space(base.model, base.hw, 16, base.train, f).size() == 2);
+
+  // A dense model keeps ep1; asking it for ep > 1 is an error naming the model.
+  Scenario dense;
+  dense.model = resolve_model("llama2-7b");
+  SpaceFilter g;
+  g.ep = {8};
+  try {
+    enumerate_space(dense.model, base.hw, 16, base.train, g);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("has no routed experts") != std::string::npos);
+  }
+  g.ep = {};
+  g.tp = {1};
+  g.pp = {1};
+  for (const Candidate& c : enumerate_space(dense.model, base.hw, 16, base.train, g)) CHECK(c.plan.ep == 1);
 }
 
 TEST_CASE("shards partition the candidates and merge back into the whole sweep") {

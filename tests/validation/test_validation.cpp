@@ -130,3 +130,62 @@ TEST_CASE("validation: NVIDIA's Megatron-Core / NeMo runs on DGX-H100 (out of th
   CHECK(stats.back().mean_abs <= kMeanBound);
   CHECK(beyond == 0);
 }
+
+TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sources S40-S42, S49)") {
+  // tests/data/validation/moe.csv: 16 published MoE runs with expert parallelism — NVIDIA NeMo / Megatron-Bridge
+  // performance summaries (S40, S41, S42: Mixtral 8x7B / 8x22B, DeepSeek-V3, Qwen3 30B-A3B / 235B-A22B, GPT-OSS
+  // 120B on H100, B200, GB200) and the AMD Primus Mixtral 8x7B log on MI325X (S49), each with its recipe's ep / etp,
+  // dispatcher and overlap flags and --moe-imbalance 1.0 (the benchmarks force balanced routing).
+  //
+  // Bound asserted: the accuracy the MoE model reaches today, not issue 10's target (mean ≤ 12 %, none beyond 25 %),
+  // which it does not meet. Measured at this commit (build/tests/parsim_accuracy --data
+  // tests/data/validation/moe.csv): mean |err| 24.2 %, max 51.4 % (E0014, GPT-OSS 120B on GB200), every row but one
+  // predicted too fast (mean signed −23.9 %): the NVIDIA rows run far below parsim's kernel model on small expert
+  // GEMMs (Qwen3 experts of 768, GPT-OSS hidden 2880). The bounds below guard against regressions; tighten them as
+  // the model improves.
+  constexpr double kMoeMeanBound = 0.26;
+  constexpr double kMoeRowBound = 0.55;
+  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
+  const std::vector<PublishedRun> moe = load_published_runs(path);
+  CHECK(moe.size() == 16);
+  const std::vector<RowResult> res = evaluate_runs(moe);
+  const auto stats = summarize_by_source(res);
+  std::cout << "\nparsim validation — MoE runs with expert parallelism\n" << format_source_table(stats);
+  int failed = 0, beyond_issue_bound = 0, not_fitting = 0, with_memory = 0;
+  for (const auto& r : res) {
+    if (!r.ok) {
+      ++failed;
+      std::cout << "cannot simulate " << r.run->row_id() << ": " << r.failure << "\n";
+      continue;
+    }
+    CAPTURE(r.run->row_id());
+    CHECK(std::fabs(r.error) <= kMoeRowBound);
+    if (std::fabs(r.error) > kRowBound) {
+      ++beyond_issue_bound;
+      std::printf("  beyond %.0f%%: %-6s %-14s measured %9.3f s  predicted %9.3f s  %s\n", 100 * kRowBound,
+                  r.run->row_id().c_str(), r.run->at("model").c_str(), r.measured_s, r.predicted_s,
+                  percent(r.error).c_str());
+    }
+    // Every row ran on its GPUs, yet 6 are predicted not to fit (printed, not asserted): their recipes recompute
+    // modules parsim cannot express (E0006/E0007 'mlp', 'mla_up_proj'; E0015 'layernorm', 'moe_act') or keep fp8
+    // activation copies (E0008, E0009, E0013) that the activation model counts in 16 bits.
+    if (!r.report.memory.fits) {
+      ++not_fitting;
+      std::printf("  predicted not to fit: %-6s peak %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
+                  r.report.memory.peak_gib, r.report.memory.capacity_gib);
+    }
+    // Measured memory where the row publishes it (E0001: Megatron's 'max allocated' after iteration 1, 108,035.4 MiB
+    // = 113.28 GB) against the predicted peak of live tensors (allocated_peak_gib × 2^30 / 1e9 GB), same 25 % bound.
+    const double meas_gb = r.run->measured_memory_gb();
+    if (meas_gb > 0) {
+      ++with_memory;
+      CHECK(std::fabs(r.report.memory.allocated_peak_gib * kGiB / kGB - meas_gb) / meas_gb <= kRowBound);
+    }
+  }
+  CHECK(with_memory == 1);
+  CHECK(not_fitting <= 6);
+  std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
+            << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
+  CHECK(failed == 0);
+  CHECK(stats.back().mean_abs <= kMoeMeanBound);
+}

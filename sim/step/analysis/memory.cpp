@@ -5,20 +5,31 @@
 #include "sim/step/analysis.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace parsim {
 
-double stage_param_count(const StepCosts& k, const Plan& pl, int stage) {
-  double p = 0;
+RankParams stage_params(const StepCosts& k, const Plan& pl, int stage) {
+  RankParams p;
+  // The stage's chunks c·pp + stage; their first layers only matter with several layer kinds (a uniform model's range
+  // costs n · per layer), so uniform models skip the prefix scan (the sweep's pre-check calls this per stage).
+  int first = 0, scanned = 0;
   for (int c = 0; c < pl.vpp; ++c) {
     const int vs = c * pl.pp + stage;
-    p += k.layer_params * k.layers_per_chunk[vs];
+    if (!k.uniform())
+      while (scanned < vs) first += k.layers_per_chunk[scanned++];
+    const int n = k.layers_per_chunk[vs];
+    const RankParams r = k.range_params(first, first + n);
+    p.dense += r.dense;
+    p.expert += r.expert;
     const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
-    if (e.embedding) p += k.embed_params;
-    if (e.head) p += k.head_params;
+    if (e.embedding) p.dense += k.embed_params;
+    if (e.head) p.dense += k.head_params;
   }
   return p;
 }
+
+double stage_param_count(const StepCosts& k, const Plan& pl, int stage) { return stage_params(k, pl, stage).total(); }
 
 namespace {
 
@@ -33,14 +44,34 @@ ActivationOptions act_options(const Scenario& sc) {
   return o;
 }
 
+// Activation bytes of one micro-batch by layer kind (the StepCosts kinds, same order), and of the edges.
 struct ChunkActs {
-  double per_layer = 0, working = 0, embed = 0, logits = 0;
+  // Per layer of each kind (at most 3 attention × 2 FFN kinds): kept until its backward / alive during it.
+  std::array<double, 6> stored{}, working{};
+  double embed = 0, logits = 0;
+  // Bytes layers [first, last) keep: Σ count · stored(kind).
+  double stored_range(const StepCosts& k, int first, int last) const {
+    return k.sum_range<double>(first, last, [&](const LayerKindCosts& kc, int n) {
+      return n * stored[static_cast<std::size_t>(&kc - k.kinds.data())];
+    });
+  }
+  // The working set of a backward over layers [first, last): the largest of one layer of each kind present.
+  double working_range(const StepCosts& k, int first, int last) const {
+    if (k.uniform()) return working.front();
+    double w = 0;
+    for (std::size_t j = 0; j < k.kinds.size(); ++j)
+      if (k.count(j, first, last) > 0) w = std::max(w, working[j]);
+    return w;
+  }
 };
-ChunkActs chunk_acts(const Scenario& sc) {
-  const ActivationOptions o = act_options(sc);
+ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k) {
+  ActivationOptions o = act_options(sc);
+  if (sc.model.is_moe()) o.experts = expert_split(sc);
   ChunkActs a;
-  a.per_layer = activation_bytes_per_layer(sc.model, sc.train.mbs, sc.train.seq, o);
-  a.working = activation_working_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
+  for (std::size_t j = 0; j < k.kinds.size() && j < a.stored.size(); ++j) {
+    a.stored[j] = activation_bytes_per_layer(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
+    a.working[j] = activation_working_bytes(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
+  }
   a.embed = embedding_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   a.logits = output_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   return a;
@@ -49,11 +80,21 @@ ChunkActs chunk_acts(const Scenario& sc) {
 }  // namespace
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
-  const double psi = stage_param_count(k, sc.plan, stage);
+  const RankParams psi = stage_params(k, sc.plan, stage);
   const double n = std::max(1, k.shard_degree);
   // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
-  const StateBytes b = sharding_traits(sc.plan.sharding).state_bytes(sc.train.precision, n);
-  return StaticMemory{b.weights * psi, b.grads * psi, b.optimizer * psi};
+  const ShardingTraits& sh = sharding_traits(sc.plan.sharding);
+  const StateBytes b = sh.state_bytes(sc.train.precision, n);
+  StaticMemory m{b.weights * psi.dense, b.grads * psi.dense, b.optimizer * psi.dense};
+  if (psi.expert > 0) {
+    // Routed experts: the rank's experts/ep experts, each ÷ etp (layer_params_per_rank), their state sharded over the
+    // expert-DP group (Megatron-Core's distributed optimizer shards expert parameters over expert_data_parallel_group).
+    const StateBytes be = sh.state_bytes(sc.train.precision, std::max(1, k.expert_shard_degree));
+    m.weights += be.weights * psi.expert;
+    m.grads += be.grads * psi.expert;
+    m.optimizer += be.optimizer * psi.expert;
+  }
+  return m;
 }
 
 // What a real process holds beyond its live tensors (estimates; documented in the README):
@@ -67,6 +108,15 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
 double overhead_bytes(const Scenario& sc, double allocated_bytes) {
   int comms = 0;
   for (Axis a : kAxes) comms += sc.plan.degree(a) > 1 ? 1 : 0;  // one communicator per axis in use
+  if (sc.model.is_moe()) {
+    // MoE folding builds its own groups (Megatron-Core parallel_state: expert TP, expert DP, TP×EP), each a
+    // communicator once used: expert-DP for the expert gradients, expert-TP for the dispatcher's gathers (a group of
+    // its own also when etp = tp), TP×EP for the token-count exchange.
+    const Plan& p = sc.plan;
+    comms += p.expert_dp() > 1 ? 1 : 0;
+    comms += p.expert_tp() > 1 ? 1 : 0;
+    comms += p.ep > 1 && p.expert_tp() > 1 ? 1 : 0;
+  }
   return 0.5 * kGiB + 0.25 * kGiB * comms + 0.05 * allocated_bytes;
 }
 
@@ -108,7 +158,7 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
 void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep& ex, StepReport& rep,
                      std::vector<MemorySample>* counter) {
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc);
+  const ChunkActs a = chunk_acts(sc, k);
   const int P = pl.pp;
   const Lowered& lw = ex.lowered;
   const auto& tl = ex.timeline;
@@ -118,6 +168,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   for (auto& v : ev) v.clear();
   const bool gather = sharding_traits(pl.sharding).param_gather == ParamGather::PerLayer && k.dp_group.size > 1;
   const double pwb = param_wire_bytes(sc.train.precision);
+  const bool uniform = k.uniform();
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
   // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
   // gathered-parameter allocations happen at their all-gather's start and go to a second list, also in time order
@@ -130,13 +181,18 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     const TaskInfo& ti = lw.info[lw.graph.tag(id)];
     if (!is_pass(ti.kind)) continue;
     const int s = ti.stage;
-    const int layers = ti.layer_end - ti.layer_begin;
     const bool has_embed = ti.edges & kEdgeEmbedding, has_head = ti.edges & kEdgeHead;  // placed by the lowering
-    const double stored = layers * a.per_layer + (has_embed ? a.embed : 0.0);
+    // Uniform models (one layer kind): n · per-layer values directly — this loop runs for every task of every plan.
+    const int layers = ti.layer_end - ti.layer_begin;
+    const double stored = (uniform ? layers * a.stored[0] : a.stored_range(k, ti.layer_begin, ti.layer_end)) +
+                          (has_embed ? a.embed : 0.0);
+    const double working_set = uniform ? a.working[0] : a.working_range(k, ti.layer_begin, ti.layer_end);
     // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
     // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
     // (approximated by the end of the segment).
-    const double gathered = gather ? (layers * k.layer_params + (has_embed ? k.embed_params : 0) +
+    const double gathered = gather ? ((uniform ? layers * k.layer_params
+                                               : k.range_params(ti.layer_begin, ti.layer_end).total()) +
+                                      (has_embed ? k.embed_params : 0) +
                                       (has_head ? k.head_params : 0)) * pwb
                                    : 0.0;
     // A split backward: B (input gradient) holds the working set and the gathered parameters and ends the logits;
@@ -155,9 +211,9 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       e.push_back({tl.start[id], stored, 0});                          // kept until its backward
       if (has_head) e.push_back({tl.start[id], a.logits, 0});          // logits live until the head's backward
     } else {
-      if (working) e.push_back({tl.start[id], a.working, 0});          // backward working set
+      if (working) e.push_back({tl.start[id], working_set, 0});        // backward working set
       if (gather && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
-      if (working) e.push_back({tl.end[id], -a.working, 0});
+      if (working) e.push_back({tl.end[id], -working_set, 0});
       if (makes_grads) e.push_back({tl.end[id], -stored, 0});
       if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
       if (gather && makes_grads) e.push_back({tl.end[id], -gathered, 1});
@@ -203,7 +259,7 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   // compute stream is in-order, so the order fixes how many micro-batches are alive), plus one backward working
   // set and the logits. Timeline-dependent extras (gathered parameters) are left out: a lower bound of evaluate().
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc);
+  const ChunkActs a = chunk_acts(sc, k);
   const int P = pl.pp, V = pl.vpp;
   // Periodic schedules reach their peak in the warm-up: walk the order evaluate() simulates (steady_state.cpp), not
   // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
@@ -212,9 +268,15 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
   // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
   std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
-  for (int vs = 0; vs < P * V; ++vs)
+  // Backward working set per chunk: only models with several layer kinds need one per chunk (the pre-check runs
+  // for every sweep candidate: no allocation for uniform models).
+  std::vector<double> working_by_vs(k.uniform() ? 0 : stored_by_vs.size());
+  for (int vs = 0, first = 0; vs < P * V; first += k.layers_per_chunk[vs], ++vs) {
+    const int last = first + k.layers_per_chunk[vs];
     stored_by_vs[vs] =
-        k.layers_per_chunk[vs] * a.per_layer + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
+        (k.uniform() ? k.layers_per_chunk[vs] * a.stored[0] : a.stored_range(k, first, last)) + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
+    if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
+  }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
@@ -224,7 +286,10 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
         cur += stored;
         best = std::max(best, cur);
       } else {
-        if (op.kind != PipeOp::BackwardWeight) best = std::max(best, cur + a.working);
+        if (op.kind != PipeOp::BackwardWeight) {
+          const double working = k.uniform() ? a.working.front() : working_by_vs[op.chunk * P + s];
+          best = std::max(best, cur + working);
+        }
         if (op.kind != PipeOp::BackwardInput) cur -= stored;
       }
     }

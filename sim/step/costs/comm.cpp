@@ -24,6 +24,131 @@ void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlap
   }
 }
 
+// Token dispatch of an MoE layer (Megatron-Core transformer/moe/token_dispatcher.py):
+//   alltoall (MoEAlltoAllTokenDispatcher, the default here): the per-expert token counts are all-gathered over the
+//     EP×ETP group (E int64 per rank, before a host sync); the permuted tokens — k·T_sp pairs of h elements, in the
+//     16-bit activation type (Megatron-Core dispatches bf16 also under fp8 recipes) — go out in one all-to-all over
+//     the EP group (NCCL's p2p path: NVLink peers and NIC peers at once, hardware/collectives.cpp), the busiest rank
+//     receiving `imbalance` × the mean, so the exchange takes S·imbalance; with ETP > 1 the received tokens are
+//     all-gathered over the ETP group (gather_from_sequence_parallel_region). The combine mirrors it: reduce-scatter
+//     over ETP, all-to-all back. The backward runs the same collectives on the gradients (combine's backward is a
+//     dispatch and vice versa); the count exchange is forward only.
+//   allgather (MoEAllGatherTokenDispatcher): every token of the EP×ETP group is all-gathered on every rank (and its
+//     routing probabilities and indices, k·(4 + 8) bytes per token), the experts' outputs reduce-scattered back;
+//     backward the reverse.
+//   flex (MoEFlexTokenDispatcher with DeepEP — DeepSeek-AI, github.com/deepseek-ai/DeepEP — or HybridEP): a token
+//     crosses the network once per remote NODE holding one of its experts (RDMA to the same-rank GPU there) and
+//     NVLink once per GPU holding one, instead of once per (token, expert) pair: with E experts over ep GPUs on N
+//     nodes and k distinct experts per token drawn evenly, a given GPU holds none of them with probability
+//     q(x) = C(E − E/x, k) / C(E, k) (x = ep; per node x = N), so a token reaches ep·(1 − q(ep)) GPUs and
+//     N·(1 − q(N)) nodes — at most expert_groups_per_token nodes under DeepSeek's node-limited routing (one expert
+//     group per node or more). Per rank and direction: T·h·e·(N − 1)·(1 − q(N)) bytes over its NIC share and
+//     T·h·e·(ep − 1)·(1 − q(ep)) over NVLink, concurrently (DeepEP pipelines the RDMA and NVLink stages), each
+//     priced as NCCL-path p2p traffic of that volume; the busiest rank × imbalance; the combine sends the same back.
+//     No count exchange or host sync (the layout is computed on the GPU).
+// Without SP on tp > 1 the TP peers already hold the same tokens: no ETP gather (the layer's TP all-reduce combines
+// the expert slices, counted on the tp axis as for a dense FFN).
+namespace {
+
+// Probability that a group of E/x experts (one of x equal parts of the E experts) holds none of a token's k distinct
+// experts: C(E − E/x, k) / C(E, k) = Π_{i<k} (E − E/x − i) / (E − i).
+double misses_all(int experts, int parts, int k) {
+  const double E = experts, held = static_cast<double>(experts) / parts;
+  double q = 1;
+  for (int i = 0; i < k; ++i) q *= std::max(0.0, E - held - i) / (E - i);
+  return q;
+}
+
+double flex_exchange_s(const CostContext& c, const LayerWork& lw, const ExpertSplit& x) {
+  const Scenario& sc = c.sc;
+  const ModelSpec& m = sc.model;
+  const GroupShape g = group_shape(sc.plan, GroupKind::EP, c.hw.node.gpus_per_node);
+  const double tokens = lw.routed_tokens_sent / m.experts_per_token;
+  const double bytes_per_token = static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision) *
+                                 x.imbalance;
+  const int k = m.experts_per_token, E = m.experts;
+  double t = 0;
+  if (g.nodes > 1) {
+    double nodes = g.nodes * (1 - misses_all(E, g.nodes, k));
+    if (m.expert_groups_per_token > 0) nodes = std::min(nodes, static_cast<double>(m.expert_groups_per_token));
+    const double remote = nodes * (g.nodes - 1) / g.nodes;  // the token's own node is reached over NVLink
+    const GroupShape across{g.nodes, 1, g.nodes, g.concurrent_per_node, 1.0};
+    // An all-to-all of S sends S·(N − 1)/N to the other nodes: S = volume · N / (N − 1).
+    t = group_collective_s(c, Collective::AllToAll, tokens * bytes_per_token * remote * g.nodes / (g.nodes - 1.0),
+                           across);
+  }
+  if (g.per_node > 1) {
+    const double gpus = (g.size - 1) * (1 - misses_all(E, g.size, k));  // other GPUs reached
+    const GroupShape inside{g.per_node, g.per_node, 1, 1, 1.0};
+    t = std::max(t, group_collective_s(c, Collective::AllToAll,
+                                       tokens * bytes_per_token * gpus * g.per_node / (g.per_node - 1.0), inside));
+  }
+  return t;
+}
+
+}  // namespace
+
+MoeComm moe_comm(const CostContext& c, const LayerWork& lw, const ExpertSplit& x) {
+  MoeComm out;
+  const Scenario& sc = c.sc;
+  const Plan& pl = sc.plan;
+  const ModelSpec& m = sc.model;
+  const int gpn = c.hw.node.gpus_per_node;
+  const double e = activation_element_bytes(sc.train.precision), h = static_cast<double>(m.hidden);
+  const int etp = pl.expert_tp();
+  const bool tokens_sharded = sc.train.sp || pl.tp == 1;
+  if (sc.train.moe_dispatcher == MoeDispatcher::AllGather) {
+    if (pl.ep * etp <= 1) return out;
+    const GroupShape g = group_shape(pl, GroupKind::EPxETP, gpn);
+    const double tokens_in = lw.routed_tokens_sent / m.experts_per_token;  // the rank's tokens (SP shard)
+    const double gathered = tokens_in * g.size;
+    const double bytes = gathered * h * e;
+    const double routing = gathered * m.experts_per_token * (4.0 + 8.0);
+    const double ag = group_collective_s(c, Collective::AllGather, bytes, g);
+    const double rs = group_collective_s(c, Collective::ReduceScatter, bytes, g);
+    out.fwd_s = ag + rs + group_collective_s(c, Collective::AllGather, routing, g);
+    out.bwd_s = ag + rs;
+    return out;
+  }
+  if (pl.ep > 1 && sc.train.moe_dispatcher == MoeDispatcher::Flex) {
+    const double x1 = flex_exchange_s(c, lw, x);
+    out.a2a_fwd_s = out.a2a_bwd_s = 2 * x1;
+    out.fwd_s = out.bwd_s = 2 * x1;
+  } else if (pl.ep > 1) {
+    const GroupShape g = group_shape(pl, GroupKind::EP, gpn);
+    const double a2a = group_collective_s(c, Collective::AllToAll, lw.routed_tokens_sent * h * e * x.imbalance, g);
+    const GroupShape counts_group = group_shape(pl, GroupKind::EPxETP, gpn);
+    const double counts = group_collective_s(c, Collective::AllGather, 8.0 * m.experts * counts_group.size,
+                                             counts_group);
+    out.a2a_fwd_s = out.a2a_bwd_s = 2 * a2a;
+    out.fwd_s = counts + 2 * a2a;
+    out.bwd_s = 2 * a2a;
+  }
+  if (etp > 1 && tokens_sharded) {
+    const GroupShape g = group_shape(pl, GroupKind::ETP, gpn);
+    const double bytes = lw.routed_tokens_received * h * e;
+    const double ag_rs = group_collective_s(c, Collective::AllGather, bytes, g) +
+                         group_collective_s(c, Collective::ReduceScatter, bytes, g);
+    out.fwd_s += ag_rs;
+    out.bwd_s += ag_rs;
+  }
+  return out;
+}
+
+void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideable, double shared_s,
+                 double other_pass_s) {
+  if (total <= 0) return;
+  p.ep_s += total;
+  const TrainingConfig& t = c.sc.train;
+  double hidden = t.moe_shared_expert_overlap ? std::min(hideable, shared_s) : 0.0;
+  // Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-comm, MCore 0.14): the token exchanges of
+  // one micro-batch's layer run while another micro-batch's layer computes in the other direction (the merged
+  // forward/backward of the 1F1B steady state); what the other pass's compute cannot cover stays exposed. The
+  // warm-up and cool-down passes, which have no partner, are treated like the steady state [D, a lower bound].
+  if (t.moe_a2a_overlap) hidden = std::max(hidden, std::min(hideable, other_pass_s));
+  p.ep_exposed_s += total - hidden;
+}
+
 double activation_bytes(const Scenario& sc) {
   const double tokens_local = static_cast<double>(sc.train.mbs * sc.train.seq) / sc.plan.cp;
   return tokens_local * static_cast<double>(sc.model.hidden) * activation_element_bytes(sc.train.precision);

@@ -44,7 +44,37 @@ PassCost PassCost::scaled(double k) const {
   return p;
 }
 
-PassCosts layer_costs(const CostContext& c) {
+ExpertSplit expert_split(const Scenario& sc) {
+  const Plan& pl = sc.plan;
+  // With one EP rank every routed pair stays local: the rank's load is exactly k × its tokens whatever the routing.
+  // Otherwise the busiest rank carries `moe_imbalance` × the mean, capped by the capacity factor when tokens beyond an
+  // expert's capacity are dropped (Megatron-Core --moe-expert-capacity-factor: capacity = tokens·k·factor/E).
+  double imb = pl.ep > 1 ? sc.train.moe_imbalance : 1.0;
+  if (sc.train.moe_capacity_factor > 0) imb = std::min(imb, std::max(1.0, sc.train.moe_capacity_factor));
+  return ExpertSplit{pl.ep, pl.expert_tp(), imb};
+}
+
+namespace {
+
+// The MoE layer's extra kernels per forward beside its GEMMs (Megatron-Core moe/router.py, token_dispatcher.py,
+// moe_utils.py with --moe-permute-fusion): router score/top-k, the auxiliary-loss statistics (≈ 3 reductions), the
+// tokens-per-expert histogram, the fused permute, the chunk sort by local expert, its inverse and the fused
+// unpermute: 9 kernels [D, counted from the code path]; the backward runs each one's gradient kernel(s), ≈ 2×.
+constexpr int kMoeKernelsFwd = 9;
+
+struct GemmTimes {
+  double f = 0, dgrad = 0, wgrad = 0;
+  GemmTimes& operator+=(const GemmTimes& o) {
+    f += o.f, dgrad += o.dgrad, wgrad += o.wgrad;
+    return *this;
+  }
+};
+
+}  // namespace
+
+PassCosts layer_costs(const CostContext& c) { return layer_costs(c, representative_kind(c.sc.model)); }
+
+PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const Scenario& sc = c.sc;
   const ModelSpec& m = sc.model;
   const TrainingConfig& tr = sc.train;
@@ -54,14 +84,44 @@ PassCosts layer_costs(const CostContext& c) {
   const double act_bytes = activation_element_bytes(tr.precision);
   const double tokens_local = static_cast<double>(b * s) / cp;
   const double A = activation_bytes(sc);  // one activation tensor, domain-notes §6
+  const bool moe = kind.ffn == FfnKind::MoE;
+  const ExpertSplit split = moe ? expert_split(sc) : ExpertSplit{1, t, 1.0};
 
-  const LayerWork lw = layer_work(m, b, s, t, cp, tr.sp, tr.precision);
-  double gemm_f = 0, gemm_dgrad = 0, gemm_wgrad = 0;
-  for (const GemmShape& g : lw.gemms) {
-    gemm_f += gemm_time_s(hw, g.m, g.n, g.k, tr.precision);
-    gemm_dgrad += gemm_time_s(hw, g.m, g.k, g.n, tr.precision);  // dX[m×k] = dY[m×n]·Wᵀ[n×k]
-    gemm_wgrad += gemm_time_s(hw, g.k, g.n, g.m, tr.precision);  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
+  const LayerWork lw = layer_work(m, kind, b, s, t, cp, tr.sp, tr.precision, split);
+  // GEMM times by role: the routed experts of an MoE layer run as grouped GEMMs over the local experts (Megatron-Core
+  // TEGroupedMLP, --moe-grouped-gemm), one group per fc1 / fc2, all local experts at their real token counts; the
+  // shared experts separately (they can overlap the dispatch).
+  GemmTimes dense, shared, routed;
+  int routed_groups = 0, other_gemms = 0;
+  auto time_of = [&](const GemmShape& g, int groups) {
+    if (groups == 1)
+      return GemmTimes{gemm_time_s(hw, g.m, g.n, g.k, tr.precision),
+                       gemm_time_s(hw, g.m, g.k, g.n, tr.precision),   // dX[m×k] = dY[m×n]·Wᵀ[n×k]
+                       gemm_time_s(hw, g.k, g.n, g.m, tr.precision)};  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
+    return GemmTimes{grouped_gemm_time_s(hw, groups, g.m, g.n, g.k, tr.precision),
+                     grouped_gemm_time_s(hw, groups, g.m, g.k, g.n, tr.precision),
+                     grouped_gemm_time_s(hw, groups, g.k, g.n, g.m, tr.precision)};
+  };
+  for (std::size_t i = 0; i < lw.gemms.size(); ++i) {
+    const GemmShape& g = lw.gemms[i];
+    if (g.kind == GemmKind::RoutedExpert) {
+      // Consecutive experts of one shape (fc1, fc2, fc1, fc2, …): group every fc1 and every fc2.
+      if (std::string(g.name) != "expert_fc1") continue;
+      int n = 0;
+      for (std::size_t j = i; j < lw.gemms.size(); ++j)
+        if (lw.gemms[j].kind == GemmKind::RoutedExpert && std::string(lw.gemms[j].name) == "expert_fc1") ++n;
+      routed += time_of(g, n);
+      routed += time_of(lw.gemms[i + 1], n);
+      routed_groups = 2;
+      break;
+    }
+    ++other_gemms;
+    if (g.kind == GemmKind::SharedExpert) shared += time_of(g, 1);
+    else dense += time_of(g, 1);
   }
+  const double gemm_f = dense.f + shared.f + routed.f;
+  const double gemm_dgrad = dense.dgrad + shared.dgrad + routed.dgrad;
+  const double gemm_wgrad = dense.wgrad + shared.wgrad + routed.wgrad;
   const double attn_flops = lw.attention.forward_flops();
   double attn_f = 0, attn_b = 0;
   if (tr.flash_attention) {
@@ -85,14 +145,17 @@ PassCosts layer_costs(const CostContext& c) {
              gemm_time_s(hw, bh * sq, d, skv, tr.precision) + gemm_time_s(hw, bh * skv, d, sq, tr.precision) +
              memory_bound_time_s(hw, (6.0 + drop) * scores, drop > 0 ? 2 : 1);
   }
-  // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward.
-  const double elem_f = memory_bound_time_s(hw, lw.elementwise_bytes_fwd, 10);
-  const double elem_b = memory_bound_time_s(hw, 2 * lw.elementwise_bytes_fwd, 12);
+  // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward. An MoE layer
+  // adds its router and permutation kernels (kMoeKernelsFwd).
+  const int moe_kernels = moe ? kMoeKernelsFwd : 0;
+  const double elem_f = memory_bound_time_s(hw, lw.elementwise_bytes_fwd, 10 + moe_kernels);
+  const double elem_b = memory_bound_time_s(hw, 2 * lw.elementwise_bytes_fwd, 12 + 2 * moe_kernels);
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
   // speed-up is well below the 2× of its peak (Micikevicius et al. 2022, arXiv 2209.05433; TE docs). Of the backward
-  // casts, dgrad (dX = dY·Wᵀ) needs dY and Wᵀ, wgrad (dW = Xᵀ·dY) needs Xᵀ and dYᵀ.
+  // casts, dgrad (dX = dY·Wᵀ) needs dY and Wᵀ, wgrad (dW = Xᵀ·dY) needs Xᵀ and dYᵀ. A grouped GEMM casts all its
+  // groups in one multi-tensor kernel (TE GroupedLinear).
   double cast_f = 0, cast_b = 0, cast_b_input = 0, cast_b_weight = 0;
   if (tr.precision == Precision::FP8) {
     const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
@@ -104,7 +167,7 @@ PassCosts layer_costs(const CostContext& c) {
       in_bi += cb * M * N + 2.0 * K * N;
       in_bw += 2.0 * (M * K + M * N);
     }
-    const int gemms = static_cast<int>(lw.gemms.size());
+    const int gemms = other_gemms + routed_groups;
     cast_f = memory_bound_time_s(hw, in_f, 2 * gemms);
     cast_b = memory_bound_time_s(hw, in_b, 4 * gemms);
     cast_b_input = memory_bound_time_s(hw, in_bi, 2 * gemms);
@@ -115,13 +178,17 @@ PassCosts layer_costs(const CostContext& c) {
   // TP: without SP, 2 all-reduces of A per layer forward and 2 backward (Shoeybi 2019 §3, f/g operators).
   // With SP, each all-reduce becomes an all-gather + reduce-scatter of the same A (Korthikanti 2022 §4.2.2), and the
   // backward re-gathers the two layer inputs for the weight gradients (MCore), overlapped with the dgrad GEMMs.
+  // An MoE layer with SP (Megatron-Core moe_layer.py): the MLP half takes the SP shard as it is — the routed tokens
+  // are gathered by the dispatcher over the expert groups instead (below, on the ep axis) — so only the attention
+  // half and, when the model has them, the shared experts (a TP-split MLP) all-gather and reduce-scatter.
   double tp_f = 0, tp_b = 0, tp_regather = 0;
   if (t > 1) {
+    const double halves = moe && tr.sp ? (m.shared_experts > 0 ? 2.0 : 1.0) : 2.0;
     if (tr.sp) {
-      tp_f = 2 * (group_collective_s(c, Collective::AllGather, A, c.tp_group) +
-                  group_collective_s(c, Collective::ReduceScatter, A, c.tp_group));
+      tp_f = halves * (group_collective_s(c, Collective::AllGather, A, c.tp_group) +
+                       group_collective_s(c, Collective::ReduceScatter, A, c.tp_group));
       tp_b = tp_f;
-      tp_regather = 2 * group_collective_s(c, Collective::AllGather, A, c.tp_group);
+      tp_regather = halves * group_collective_s(c, Collective::AllGather, A, c.tp_group);
     } else {
       tp_f = 2 * group_collective_s(c, Collective::AllReduce, A, c.tp_group);
       tp_b = tp_f;
@@ -136,21 +203,28 @@ PassCosts layer_costs(const CostContext& c) {
     cp_step_f = group_collective_s(c, Collective::SendRecv, kv_bytes, c.cp_group);
     cp_step_b = group_collective_s(c, Collective::SendRecv, 2 * kv_bytes, c.cp_group);
   }
+  const MoeComm ep = moe ? moe_comm(c, lw, split) : MoeComm{};
 
   PassCosts out;
   PassCost& fwd = out.fwd;
   fwd.compute_s = gemm_f + attn_f + elem_f + cast_f + overhead;
-  add_tp_comm(c, fwd, tp_f, gemm_f);
+  // TE userbuffer overlap hides TP communication behind the GEMMs of the TP-split linears: all of them in a dense
+  // layer, the attention and shared-expert GEMMs in an MoE layer (the routed experts carry no TP communication).
+  add_tp_comm(c, fwd, tp_f, moe ? dense.f + shared.f : gemm_f);
   if (cp > 1) {
     fwd.cp_s = (cp - 1) * cp_step_f;
     fwd.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_f - attn_f / cp);
   }
+  // The compute a token exchange can hide behind with --moe-a2a-overlap: one layer's pass in the other direction.
+  const double fwd_compute = gemm_f + attn_f + elem_f + cast_f;
+  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b;
+  add_ep_comm(c, fwd, ep.fwd_s, ep.a2a_fwd_s, shared.f, bwd_compute);
   auto add_cp_bwd = [&](PassCost& p) {
     if (cp <= 1) return;
     p.cp_s = (cp - 1) * cp_step_b;
     p.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_b - attn_b / cp);
   };
-  // Recompute (Korthikanti 2022 §5): full reruns the whole layer forward — TP/CP communication included — before
+  // Recompute (Korthikanti 2022 §5): full reruns the whole layer forward — TP/CP/EP communication included — before
   // its backward; selective reruns only the attention core (QKᵀ, softmax, ·V). It precedes the input gradient.
   auto add_recompute = [&](PassCost& p) {
     if (tr.recompute == Recompute::Full) p += fwd;
@@ -159,21 +233,24 @@ PassCosts layer_costs(const CostContext& c) {
 
   PassCost& bwd = out.bwd;
   bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b + overhead;
-  add_tp_comm(c, bwd, tp_b, gemm_dgrad + gemm_wgrad);
+  add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad);
   if (tp_regather > 0) {
     bwd.tp_s += tp_regather;
     bwd.tp_exposed_s += std::max(0.0, tp_regather - gemm_dgrad);
   }
   add_cp_bwd(bwd);
+  add_ep_comm(c, bwd, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad + shared.wgrad, fwd_compute);
   add_recompute(bwd);
 
   // The halves: B holds everything on the path to the previous layer's gradient (dgrad GEMMs, attention and
-  // elementwise backward, the TP reduction of dX, the CP ring, recompute); W the weight-gradient GEMMs, their fp8
-  // transposes and, with SP, the re-gather of the layer inputs they need. Each half is its own kernel sequence.
+  // elementwise backward, the TP reduction of dX, the CP ring, the MoE combine/dispatch gradients' exchanges,
+  // recompute); W the weight-gradient GEMMs, their fp8 transposes and, with SP, the re-gather of the layer inputs
+  // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
   bi.compute_s = gemm_dgrad + attn_b + elem_b + cast_b_input + overhead;
-  add_tp_comm(c, bi, tp_b, gemm_dgrad);
+  add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad);
   add_cp_bwd(bi);
+  add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
   add_recompute(bi);
   PassCost& bw = out.bwd_weight;
   bw.compute_s = gemm_wgrad + cast_b_weight + overhead;

@@ -20,12 +20,26 @@ StepCosts compute_step_costs(const Scenario& sc) {
                       tr.tp_comm_overlap};
   StepCosts out;
   out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
-  out.layer = layer_costs(c);
+  // Each distinct layer kind is costed once (DeepSeek-V3: dense and MoE FFN layers; GPT-OSS: full and sliding
+  // attention); kind_prefix counts them so that any range of layers costs Σ count · cost.
+  const auto kinds = m.layer_kind_counts();
+  const int L = m.layers;
+  out.kinds.reserve(kinds.size());
+  if (kinds.size() > 1) out.kind_prefix.assign(kinds.size() * static_cast<std::size_t>(L + 1), 0);
+  for (std::size_t j = 0; j < kinds.size(); ++j) {
+    const LayerKind kind = kinds[j].first;
+    out.kinds.push_back({kind, layer_costs(c, kind), layer_params_per_rank(m, kind, pl.tp, pl.ep, pl.expert_tp())});
+    out.has_expert_params = out.has_expert_params || out.kinds.back().params.expert > 0;
+    if (kinds.size() == 1) continue;
+    int* row = out.kind_prefix.data() + j * static_cast<std::size_t>(L + 1);
+    for (int i = 0; i < L; ++i) row[i + 1] = row[i] + (m.layer(i) == kind ? 1 : 0);
+  }
+  out.layer = out.kinds.front().pass;
   edge_costs(c, out.embed, out.head);
   std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
 
   // ---- parameters and data-parallel groups ----------------------------------------------------------------
-  out.layer_params = layer_params_per_tp_rank(m, pl.tp);
+  out.layer_params = out.kinds.front().params.total();
   out.embed_params = embedding_params_per_tp_rank(m, pl.tp);
   out.head_params = lm_head_params_per_tp_rank(m, pl.tp);
   // Tied embeddings on a single stage share one matrix: the head then owns only the final norm. With pp > 1 Megatron
@@ -43,6 +57,10 @@ StepCosts compute_step_costs(const Scenario& sc) {
   } else if (sh.shards_optimizer) {
     out.shard_degree = out.dp_group.size;
   }
+  // Expert parameters: reduced (and with a sharded optimizer, sharded) over the expert-DP group, Megatron-Core's
+  // expert_data_parallel_group (distributed optimizer and DDP keep separate expert buffers).
+  out.edp_group = group_shape(pl, GroupKind::EDP, gpn);
+  out.expert_shard_degree = sh.shards_optimizer || sh.shards_params ? out.edp_group.size : 1;
   // AdamW step, memory-bound (Loshchilov & Hutter 2019 update): read fp32 master weight, m, v and fp32 gradient
   // (16 B), write master, m, v (12 B) and the 16-bit model copy (2 B), plus the gradient-norm read for clipping (4 B).
   out.optimizer_bytes_per_param = 34;

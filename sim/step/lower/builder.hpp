@@ -23,7 +23,9 @@ inline constexpr double kMaxStepTaskSeconds = 1e8;
 struct Segment {
   TaskId task;
   int layer_begin, layer_end;  // global layer indices [begin, end); embedding/head ride on the first/last segment
-  double params;               // parameters whose gradients / gathers belong to this segment (per rank)
+  double params;               // parameters whose gradients / gathers belong to this segment (per rank), reduced over
+                               // the data-parallel group
+  double expert_params = 0;    // MoE routed-expert parameters of the segment, reduced over the expert-DP group
 };
 
 struct PassRef {
@@ -33,7 +35,9 @@ struct PassRef {
 class Builder {
 public:
   Builder(const Scenario& sc, const StepCosts& k, Lowered& out)
-      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)) {}
+      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)),
+        has_expert_dp_(k.has_expert_params && k.edp_group.size > 1),
+        has_dp_(k.dp_group.size > 1 || has_expert_dp_) {}
   void build(const ScheduleOrder* schedule);
 
 private:
@@ -42,6 +46,7 @@ private:
   Lowered& out_;
   engine::TaskGraph& g_;
   const ShardingTraits& sh_;
+  const bool has_expert_dp_, has_dp_;  // see has_dp(); fixed per scenario, read for every pass
   int P_ = 1, V_ = 1, M_ = 1;
   double bucket_bytes_ = 25e6;
   std::vector<int> chunk_first_layer_;  // by virtual stage
@@ -65,7 +70,10 @@ private:
   const PassRef& pass(int stage, const PipeOp& op) const {
     return passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
   }
-  bool has_dp() const { return k_.dp_group.size > 1; }
+  // Data-parallel work exists when the DP×CP group has more than one rank, or — MoE — when the expert parameters are
+  // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
+  bool has_dp() const { return has_dp_; }
+  bool has_expert_dp() const { return has_expert_dp_; }
   double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
@@ -101,6 +109,11 @@ private:
   void dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& grad_tasks);  // zero2
   void dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks);          // zero3, fsdp, hsdp
   void add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks);
+  // The expert part of a segment's data-parallel collective: the same collective over the expert-DP group for the
+  // segment's expert parameters, on the same stream after the dense part (Megatron-Core keeps expert gradients in
+  // their own buffers). kNoTask when the segment has none or the group is one rank.
+  TaskId expert_dp_task(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
+                        double bytes_per_param, bool bucketed);
 };
 
 }  // namespace parsim::lowering

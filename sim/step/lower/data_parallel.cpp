@@ -24,6 +24,14 @@ TaskInfo Builder::dp_info(TaskKind kind, Collective c, int stage, int chunk, int
                   static_cast<float>(bytes), kNoTask, kNoTask};
 }
 
+TaskId Builder::expert_dp_task(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
+                              double bytes_per_param, bool bucketed_call) {
+  if (sg.expert_params <= 0 || k_.edp_group.size <= 1) return kNoTask;
+  const double bytes = sg.expert_params * bytes_per_param;
+  const double t = bucketed_call ? bucketed(c, bytes, k_.edp_group) : comm(c, bytes, k_.edp_group);
+  return add(out_.dp_stream[stage], t, dp_info(kind, c, stage, chunk, mb, sg, bytes));
+}
+
 void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
   const auto dps = out_.dp_stream[stage];
   const Collective red = sh_.grad_collective;
@@ -39,6 +47,8 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
         TaskId ag = add(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
                         dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, sg.params * pwb));
         g_.add_dep(ag, sg.task);
+        const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, pwb, true);
+        if (eag != kNoTask) g_.add_dep(eag, sg.task);
       }
     }
   }
@@ -60,6 +70,8 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, sg.params * gwb));
       g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
       grad_tasks.push_back(t);
+      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, gwb, true);
+      if (et != kNoTask) grad_tasks.push_back(et);
     }
   }
 }
@@ -77,6 +89,8 @@ void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& 
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
       g_.add_dep(sg.task, t);
       grad_tasks.push_back(t);
+      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, gwb, true);
+      if (et != kNoTask) grad_tasks.push_back(et);
     }
   }
 }
@@ -93,6 +107,10 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
                     dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, bytes));
     g_.add_dep(sg.task, rs);
     grad_tasks.push_back(rs);
+    // Expert parameters are sharded over the expert-DP group instead (Megatron-FSDP with EP).
+    const TaskId ers = expert_dp_task(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg,
+                                      gwb, false);
+    if (ers != kNoTask) grad_tasks.push_back(ers);
     if (hierarchical) {
       const double shard_bytes = bytes / shard.size;
       grad_tasks.push_back(add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
@@ -117,6 +135,12 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
       if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
       g_.add_dep(ag, sg.task);
       out_.info[g_.tag(sg.task)].gather = ag;
+      const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch,
+                                        sg, pwb, false);
+      if (eag != kNoTask) {
+        if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, eag);
+        g_.add_dep(eag, sg.task);
+      }
       // The reduce-scatter of the previous segment's gradients follows this segment's prefetch on the stream.
       if (reduce && i >= 1) reduce_segment(segs_[r.first + i - 1], op);
     }
@@ -128,9 +152,13 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
 // parameter all-gather after the step where it is not overlapped with the next forward (DeepSpeed ZeRO-2; Megatron
 // without --overlap-param-gather).
 void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks) {
-  const double stage_params = stage_param_count(k_, sc_.plan, stage);
-  const double owned = stage_params / std::max(1, sh_.shards_optimizer ? k_.shard_degree : 1);
-  Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params};
+  const RankParams sp = stage_params(k_, sc_.plan, stage);
+  const double stage_params = sp.dense;
+  // Each rank steps its share: dense parameters sharded over DP×CP, expert parameters over expert-DP.
+  double owned = stage_params / std::max(1, sh_.shards_optimizer ? k_.shard_degree : 1);
+  if (sp.expert > 0) owned += sp.expert / std::max(1, sh_.shards_optimizer ? k_.expert_shard_degree : 1);
+  Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params,
+                sp.expert};
   PassCost oc;
   oc.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
   TaskInfo oi{TaskKind::Optimizer, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
@@ -144,6 +172,8 @@ void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_task
     TaskId ag = add(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
                     dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, stage_params * pwb));
     g_.add_dep(opt, ag);
+    const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, pwb, true);
+    if (eag != kNoTask) g_.add_dep(opt, eag);
   }
 }
 

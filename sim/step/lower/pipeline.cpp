@@ -80,7 +80,9 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
   }
   int group = 1;
   if (!per_layer) {
-    const double layer_bytes = k_.layer_params * grad_wire_bytes();
+    // Mixed layer kinds: the chunk's mean layer fills the buckets.
+    const double per_layer_params = k_.uniform() ? k_.layer_params : k_.range_params(first, first + n).total() / n;
+    const double layer_bytes = per_layer_params * grad_wire_bytes();
     // Clamped before the cast: --bucket-mb 1e300 made the quotient beyond int (undefined behaviour, issue 12).
     group = static_cast<int>(std::clamp(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes)), 1.0, double(n)));
   }
@@ -102,8 +104,13 @@ void Builder::add_pass(int stage, const PipeOp& op) {
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     const auto [lb, le] = ranges[i];
     const int layers = le - lb;
-    PassCost cost = k_.layer[kind].scaled(layers);
-    double params = k_.layer_params * layers;
+    // Uniform models (every dense model): one kind, n · cost — the sweep's hot path skips the per-kind sums.
+    const bool one_kind = k_.uniform();
+    PassCost cost = one_kind ? k_.layer[kind].scaled(layers) : k_.range_cost(kind, lb, le);
+    const RankParams rp = one_kind ? RankParams{k_.kinds.front().params.dense * layers,
+                                                k_.kinds.front().params.expert * layers}
+                                   : k_.range_params(lb, le);
+    double params = rp.dense;
     const EdgeWork e = edge_work(vs, P_ * V_, fwd, i == 0, i + 1 == ranges.size());
     if (e.embedding) {
       cost += k_.embed[kind];
@@ -113,7 +120,10 @@ void Builder::add_pass(int stage, const PipeOp& op) {
       cost += k_.head[kind];
       params += k_.head_params;
     }
-    const std::uint64_t key = (fwd ? 1u : 0u) | (static_cast<std::uint64_t>(layers) << 1) |
+    // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
+    const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
+                                             : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
+    const std::uint64_t key = (fwd ? 1u : 0u) | (range << 1) |
                               (e.embedding ? 1ull << 40 : 0) | (e.head ? 1ull << 41 : 0) |
                               (static_cast<std::uint64_t>(op.kind) << 44);
     TaskInfo ti{static_cast<TaskKind>(kind), Axis::tp, Collective::AllReduce, static_cast<std::int16_t>(stage),
@@ -121,7 +131,7 @@ void Builder::add_pass(int stage, const PipeOp& op) {
                 static_cast<std::int16_t>(le), 0.0f, intern_cost(key, cost), kNoTask,
                 static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0))};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
-    segs_.push_back(Segment{id, lb, le, params});
+    segs_.push_back(Segment{id, lb, le, params, rp.expert});
   }
   passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)] = ref;
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
