@@ -140,7 +140,9 @@ TEST_CASE("trace: every slice has a category, pipeline sends are flow arrows, an
   for (const auto& [id, n] : starts) CHECK(finishes[id] == n);
   for (const char* c : {"pass", "layer", "pp", "tp", "optimizer"}) CHECK(cats.count(c) == 1);
   // Every named track holds slices, and every track with slices is named.
-  for (const auto& [track, name] : names) {
+  for (const auto& entry : names) {  // no structured binding: clang 14 cannot capture one in INFO's lambda
+    const auto& track = entry.first;
+    const std::string& name = entry.second;
     INFO("pid " << track.first << " tid " << track.second << " " << name);
     CHECK(slices[track] > 0);
     CHECK(name != "dp");
