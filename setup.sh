@@ -5,13 +5,14 @@
 #   ./setup.sh sanitize — (CI, issue 12) builds with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the
 #                      libFuzzer targets in build-fuzz/, runs the whole test suite there, then every fuzz target for
 #                      PARSIM_FUZZ_SECONDS (default 8) seconds on its corpus
+# The build includes the Python module (build/python/parsim*.so: PYTHONPATH=build/python python3 -c "import parsim").
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-run}
 case "$mode" in run|test|sanitize) ;; *) echo "usage: ./setup.sh run|test|sanitize" >&2; exit 2 ;; esac
 
 pkgs=(g++ cmake ninja-build libboost-graph-dev nlohmann-json3-dev libcli11-dev libtbb-dev libeigen3-dev doctest-dev
-      zlib1g-dev)
+      zlib1g-dev pybind11-dev python3-dev)
 # Only the sanitizer/fuzz step needs clang; libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
 # clang-14 only recommends (and recommendations are not installed below).
 [ "$mode" = sanitize ] && pkgs+=(clang libclang-rt-14-dev)
@@ -31,7 +32,7 @@ fi
 jobs=$(nproc 2>/dev/null || echo 2)
 if [ "$mode" = sanitize ]; then
   # -O1 -g1: sanitizer reports with line numbers at about half the compile time of -O2 -g.
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPARSIM_FUZZ=ON -DPARSIM_WERROR=ON \
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPARSIM_FUZZ=ON -DPARSIM_WERROR=ON -DPARSIM_PYTHON=OFF \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" >/dev/null
   # The whole suite under the sanitizers (issue 12: every label — unit, cli, contract, golden, validation, fuzz
   # replays; ~1 min of tests at -j2), then the fuzzers.

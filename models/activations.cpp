@@ -158,11 +158,21 @@ double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64
 
 // Korthikanti §4.3 output layer: 4sbh/t·(1 + V/h) = final-norm input 2sbh/t + LM-head input 2sbh/t + fp32 logits
 // 4sbV/t. Here with e-byte hidden tensors (÷t only under SP, which Korthikanti assumes) and Megatron's padded V.
+// The logits cost more than Korthikanti's 4 B at their peak: the output layer writes them in the 16-bit compute
+// type, and Megatron-Core's vocab-parallel cross entropy upcasts them to a separate fp32 tensor
+// (megatron/core/tensor_parallel/cross_entropy.py VocabParallelCrossEntropy.calculate_logits_max:
+// `vocab_parallel_logits.float()`) that it turns into the softmax in place and saves for backward, while the 16-bit
+// logits stay referenced by the model's forward until the loss returns; in backward the fp32 gradient (the softmax,
+// updated in place) and its 16-bit cast for the output layer coexist the same way: 2 + 4 B per logit when
+// loss_upcasts_logits (the Megatron stacks; Megatron-LM ≤ 2022 upcast in gpt_model.py `output.float()` likewise);
+// fp32 training: .float() is the same tensor, 4 B. Other stacks keep Korthikanti's 4 B (fused losses such as
+// flash-attn's in-place cross entropy hold less, torchtitan's `pred.float()` more: not distinguished).
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   check(b, s, o);
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);
   const double hidden = 2.0 * activation_element_bytes(o.precision) * sb * static_cast<double>(m.hidden) / sp_div(o);
-  const double logits = 4.0 * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;
+  const double logit_bytes = o.loss_upcasts_logits && o.precision != Precision::FP32 ? 4.0 + 2.0 : 4.0;
+  const double logits = logit_bytes * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;
   return hidden + logits;
 }
 

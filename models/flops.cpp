@@ -122,6 +122,36 @@ double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s) {
   return 3.0 * (layers + lm_head_forward_flops(m, sequences, s));
 }
 
+namespace {
+// The share of the full-s² attention core a causal mask leaves (AttentionCount::Causal): 1/2, or with a sliding
+// window w < s, (w − w²/(2s))/w — the same pair counts as AttentionShape::forward_flops.
+double causal_share(const ModelSpec& m, LayerKind k, std::int64_t s) {
+  if (k.attention == AttentionKind::Sliding && m.sliding_window > 0 && m.sliding_window < s) {
+    const double w = static_cast<double>(m.sliding_window);
+    return (w - w * w / (2.0 * static_cast<double>(s))) / w;
+  }
+  return 0.5;
+}
+// One layer's forward with the attention core counted as `count` says.
+LayerFlops counted_layer_flops(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, AttentionCount count) {
+  LayerFlops f = layer_forward_flops(m, k, b, s);
+  if (count == AttentionCount::Causal) {
+    const double share = causal_share(m, k, s);
+    f.scores *= share;
+    f.attn_v *= share;
+  }
+  return f;
+}
+}  // namespace
+
+double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, AttentionCount count) {
+  if (count == AttentionCount::Full) return model_flops(m, sequences, s);
+  double layers = 0;
+  for (const auto& [kind, n] : m.layer_kind_counts())
+    layers += n * counted_layer_flops(m, kind, sequences, s, count).model();
+  return 3.0 * (layers + lm_head_forward_flops(m, sequences, s));
+}
+
 // What the GPUs execute: full recompute reruns every layer's forward once more (Narayanan Eq. 3: 96 instead of 72
 // for the layer terms, LM head unchanged); selective recompute reruns the attention core only (QKᵀ, softmax,
 // P·V; Korthikanti et al. 2022 §5 / App. A) — here exactly one more forward of the scores and attention×V GEMMs,
@@ -137,6 +167,18 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
     if (r == Recompute::Selective) extra += n * (fwd.scores + fwd.attn_v);
   }
   return model_flops(m, sequences, s) + 3.0 * router + extra;
+}
+
+double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count) {
+  if (count == AttentionCount::Full) return hardware_flops(m, sequences, s, r);
+  double extra = 0, router = 0;
+  for (const auto& [kind, n] : m.layer_kind_counts()) {
+    const LayerFlops fwd = counted_layer_flops(m, kind, sequences, s, count);
+    router += n * fwd.router;
+    if (r == Recompute::Full) extra += n * fwd.total();
+    if (r == Recompute::Selective) extra += n * (fwd.scores + fwd.attn_v);
+  }
+  return model_flops(m, sequences, s, count) + 3.0 * router + extra;
 }
 
 // Megatron training.py: MTP adds, per module, `2·h·h` (eh_proj) and `3·h` (norms) per token ×6, one more layer of the

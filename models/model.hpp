@@ -292,9 +292,16 @@ double lm_head_forward_flops(const ModelSpec& m, std::int64_t b, std::int64_t s)
 // Model FLOPs of one optimizer step over `sequences` sequences: 3 × forward (fwd + dgrad + wgrad), summed over every
 // layer's kind, ACTIVE experts only (Megatron-Core's MoE/MLA throughput formula), MTP modules excluded.
 double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
+// How model FLOPs count the attention core of a causal model (domain-notes §2): Full = every query against every key
+// (Megatron-LM ≤ core v0.11, PaLM App. B, nanoGPT); Causal = only the unmasked half, s·(s+1)/2 ≈ s²/2 pairs —
+// Megatron-Core ≥ v0.12 (commit 8873b55d6a, 2025-03: `s/h` → `s/(2h)` in num_floating_point_operations) and what
+// flash kernels execute; a sliding window w < s counts w − w²/(2s) keys per query (AttentionShape::forward_flops).
+enum class AttentionCount { Full, Causal };
+double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, AttentionCount count);
 // Hardware FLOPs: model FLOPs + the router GEMMs + what recompute re-executes (full: one more forward of every layer;
 // selective: the attention core's forward, Korthikanti 2022 App. A).
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r);
+double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count);
 // Training FLOPs (3 × forward) of the MTP modules when they are trained (Megatron --mtp-num-layers): per module the
 // 2h→h projection, one layer of the last layer's kind and its own LM head; 0 when the model has none.
 double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
@@ -310,6 +317,9 @@ struct ActivationOptions {
   bool flash_attention = true;  // flash kernels never store the s² score/softmax tensors
   Precision precision = Precision::BF16;
   ExpertSplit experts;          // MoE layers: etp (0 = tp) and routing imbalance; ep does not change activations
+  // The loss upcasts 16-bit logits to a separate fp32 tensor while the 16-bit ones stay alive (Megatron's
+  // vocab-parallel cross entropy): 2 + 4 B per logit instead of Korthikanti's 4 (output_activation_bytes).
+  bool loss_upcasts_logits = false;
 };
 // Bytes kept from a layer's forward until its backward.
 double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,
@@ -325,7 +335,8 @@ double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t
 double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // First stage: embedding output / dropout mask kept per micro-batch (Korthikanti §4.3).
 double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
-// Last stage: logits and loss buffers alive during the output layer's forward/backward (fp32 logits, padded V / t).
+// Last stage: logits and loss buffers alive during the output layer's forward/backward (padded V / t logits: 4 B
+// each, Korthikanti's fp32 logits; with loss_upcasts_logits the 16-bit output plus the fp32 upcast, 6 B).
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 
 }  // namespace parsim

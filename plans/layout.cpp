@@ -137,9 +137,19 @@ GroupShape group_shape(const Plan& p, GroupKind kind, int gpus_per_node) {
     }
     if (nodes > 1)
       for (int j = 0; j < n; ++j) ++leaving[static_cast<std::size_t>((base + j * S) / G)];
-    if (nodes > worst.nodes) worst = {n, (n + nodes - 1) / nodes, nodes, 1};
+    worst.nodes = std::max(worst.nodes, nodes);
   }
-  worst.concurrent_per_node = std::max(1, *std::max_element(leaving.begin(), leaving.end()));
+  // The worst group spans `nodes` nodes unevenly (e.g. a DP group of 16 ranks spaced 8 apart on 72-GPU NVL72 racks:
+  // 9 + 7, or 2 + 9 + 5). Such groups are legal — their traffic just crosses the scale-out network — but the
+  // collective model prices groups of per_node × nodes ranks. Priced as the nearest such shape that is not cheaper: the
+  // fewest nodes ≥ the spanned count that divide the group evenly (16 over 3 nodes → 4 × 4; a prime size → one rank
+  // per node), i.e. at least as many network crossings as the real group.
+  if (worst.nodes > 1) {
+    int k = worst.nodes;
+    while (n % k != 0) ++k;
+    worst = {n, n / k, k, 1};
+  }
+  worst.concurrent_per_node = std::min(G, std::max(1, *std::max_element(leaving.begin(), leaving.end())));
   return worst;
 }
 

@@ -222,6 +222,53 @@ std::vector<int> layers_per_chunk(int layers, int pp, int vpp) {
   return out;
 }
 
+std::vector<int> layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split) {
+  if (!split.any()) return layers_per_chunk(layers, pp, vpp);
+  require(layers > 0, "the model must have at least one layer, got " + std::to_string(layers));
+  require(pp > 0 && vpp > 0, "pp and vpp must be positive, got pp" + std::to_string(pp) + " vpp" + std::to_string(vpp));
+  auto S = [](std::int64_t v) { return std::to_string(v); };
+  std::vector<int> per_stage(static_cast<std::size_t>(pp), 0);
+  const bool uneven = split.first_stage_layers > 0 || split.last_stage_layers > 0;
+  if (uneven) {
+    if (split.account_for_embedding || split.account_for_loss)
+      throw InputError("--decoder-first/last-pipeline-num-layers cannot be combined with "
+                       "--account-for-embedding/loss-in-pipeline-split (Megatron-Core refuses the combination)");
+    if (pp < 2)
+      throw InputError("--decoder-first/last-pipeline-num-layers need pipeline parallelism (pp > 1), got pp" + S(pp));
+    int rest = layers, stages = pp;
+    if (split.first_stage_layers > 0) rest -= split.first_stage_layers, --stages;
+    if (split.last_stage_layers > 0) rest -= split.last_stage_layers, --stages;
+    if (rest < 0 || (stages == 0 && rest != 0) || (stages > 0 && (rest % stages != 0 || rest / stages < 1)))
+      throw InputError("first/last pipeline stages of " + S(split.first_stage_layers) + "/" +
+                       S(split.last_stage_layers) + " layers leave " + S(rest) + " of the " + S(layers) +
+                       " layers for the other " + S(stages) +
+                       " stages (Megatron-Core needs them to divide evenly, at least one layer each)");
+    for (int s = 0; s < pp; ++s) per_stage[static_cast<std::size_t>(s)] = stages > 0 ? rest / stages : 0;
+    if (split.first_stage_layers > 0) per_stage.front() = split.first_stage_layers;
+    if (split.last_stage_layers > 0) per_stage.back() = split.last_stage_layers;
+  } else {
+    const int slots = layers + (split.account_for_embedding ? 1 : 0) + (split.account_for_loss ? 1 : 0);
+    if (slots % pp != 0)
+      throw InputError(S(layers) + " layers" + (split.account_for_embedding ? " + the embedding" : "") +
+                       (split.account_for_loss ? " + the loss" : "") + " = " + S(slots) +
+                       " pipeline slots do not divide by pp" + S(pp) + " (Megatron-Core needs an even split)");
+    std::fill(per_stage.begin(), per_stage.end(), slots / pp);
+  }
+  std::vector<int> out(static_cast<std::size_t>(pp) * vpp, 0);
+  for (int s = 0; s < pp; ++s) {
+    const int n = per_stage[static_cast<std::size_t>(s)];
+    if (n % vpp != 0)
+      throw InputError("pipeline stage " + S(s) + " has " + S(n) + " layers (or slots), not divisible by vpp" + S(vpp) +
+                       " (Megatron-Core gives every virtual chunk of a stage the same count)");
+    for (int v = 0; v < vpp; ++v) out[static_cast<std::size_t>(v) * pp + s] = n / vpp;
+  }
+  if (split.account_for_embedding) --out.front();
+  if (split.account_for_loss) --out.back();
+  if (out.front() < 0 || out.back() < 0)
+    throw InputError("the embedding/loss slots leave a negative layer count on the first/last virtual stage");
+  return out;
+}
+
 std::vector<int> layers_per_stage(int layers, int pp, int vpp) {
   const auto chunks = layers_per_chunk(layers, pp, vpp);
   std::vector<int> out(static_cast<std::size_t>(pp), 0);
@@ -238,6 +285,7 @@ std::string to_string(Stack s) {
   switch (s) {
     case Stack::Auto: return "auto";
     case Stack::Megatron: return "megatron";
+    case Stack::MegatronLegacy: return "megatron-legacy";
     case Stack::PyTorch: return "pytorch";
   }
   return "?";
@@ -248,8 +296,9 @@ Stack parse_stack(const std::string& s) {
   for (char c : s) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   if (l == "auto") return Stack::Auto;
   if (l == "megatron") return Stack::Megatron;
+  if (l == "megatron-legacy" || l == "megatron-deepspeed") return Stack::MegatronLegacy;
   if (l == "pytorch") return Stack::PyTorch;
-  throw InputError("--stack '" + s + "' is not valid (choose auto, megatron or pytorch)");
+  throw InputError("--stack '" + s + "' is not valid (choose auto, megatron, megatron-legacy or pytorch)");
 }
 
 std::string to_string(MoeDispatcher d) {

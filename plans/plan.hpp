@@ -83,6 +83,15 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
 // layer's slot in the first and last chunk): Llama-3.1-405B 126 layers on pp8×vpp8 → chunks 0 and 63 get 1, the other
 // 62 get 2; BLOOM-176B 70 layers on pp12 → 5,6×10,5. Throws InputError when C > L or a value is not positive.
 std::vector<int> layers_per_chunk(int layers, int pp, int vpp);
+// With Megatron-Core's explicit options (PipelineSplit, plans/training.hpp), exactly as get_num_layers_to_build
+// (megatron/core/transformer/transformer_block.py @d98e8a64):
+//  - first/last stage layer counts F, Lst: the other stages split L − F − Lst evenly; every stage's count divides by
+//    vpp (its chunks are equal). Not combined with the account-for options (Megatron asserts so); needs pp > 1.
+//  - account for embedding / loss: the split is over L + e + l "layers" (e, l ∈ {0, 1}), evenly over pp stages and
+//    their vpp chunks, and the first (last) virtual stage builds e (l) layers fewer — possibly none (Llama-3.1-405B's
+//    126 layers on pp16 × vpp8: 128 slots, chunks 0 and 127 hold only the embedding and only the loss).
+// With no option set, the three-argument rule above. Throws InputError naming the numbers when they do not divide.
+std::vector<int> layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split);
 // Layers held by each pipeline stage (sum over its vpp chunks).
 std::vector<int> layers_per_stage(int layers, int pp, int vpp);
 

@@ -14,15 +14,36 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.seq <= 0) t.seq = m.seq_len;
   if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
   if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;
+  if (t.optimizer_sync == OptimizerSync::Auto) t.optimizer_sync = schedule_traits(t.schedule).optimizer_sync;
   if (t.stack == Stack::Auto) t.stack = sharding_traits(p.sharding).default_stack;
+  const bool legacy = t.stack == Stack::MegatronLegacy;
+  if (t.sp_auto) {
+    // Megatron-Core recipes pair TP with sequence parallelism (NeMo 2 llm recipes and Megatron-Bridge
+    // recipes/llama/llama3.py: sequence_parallel=True whenever tensor_model_parallel_size > 1); Megatron-LM requires
+    // the sequence length to divide by tp for it (arguments.py), so SP stays off where it cannot apply.
+    t.sp = t.stack == Stack::Megatron && p.tp > 1 && (t.seq / std::max(1, p.cp)) % p.tp == 0;
+    t.sp_auto = false;
+  }
+  if (t.attention_auto) {
+    t.flash_attention = !legacy;  // Megatron-LM ≤ 2022 / Megatron-DeepSpeed: fused scale-mask-softmax, s² in HBM
+    t.attention_auto = false;
+  }
+  if (t.overlap_auto) {
+    if (legacy) t.overlap_grad_reduce = t.overlap_param_gather = false;  // LocalDDP / DeepSpeed pipe: after backward
+    t.overlap_auto = false;
+  }
   if (t.tp_comm_overlap_auto) {
-    t.tp_comm_overlap = t.stack == Stack::Megatron && t.sp && p.tp > 1;
+    t.tp_comm_overlap = false;  // Megatron-LM default (--tp-comm-overlap opt-in); recipes state it explicitly
     t.tp_comm_overlap_auto = false;
   }
   if (t.bucket_bytes <= 0) {
     const ShardingTraits& sh = sharding_traits(p.sharding);
     if (t.stack == Stack::Megatron)
-      t.bucket_bytes = std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) * grad_wire_bytes(p.sharding, t.precision);
+      t.bucket_bytes = std::max(40e6, 1e6 * static_cast<double>(p.dp) * p.cp) *
+                       grad_wire_bytes(p.sharding, t.precision, t.stack, t.grad_reduce_in_fp32);
+    else if (legacy)  // DeepSpeed allreduce_bucket_size 5e8 elements (Megatron-LM's LocalDDP reduced its whole
+                      // contiguous buffer at once; after the backward either way, so only the latency count differs)
+      t.bucket_bytes = 5e8 * grad_wire_bytes(p.sharding, t.precision, t.stack);
     else if (sh.bucket_elements > 0)  // DeepSpeed ZeRO-2: 5e8-element reduce/all-gather buckets (domain-notes §4)
       t.bucket_bytes = sh.bucket_elements * param_wire_bytes(t.precision);
     else
@@ -32,7 +53,8 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
 }
 
 bool is_resolved(const TrainingConfig& t) {
-  return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.stack != Stack::Auto && !t.tp_comm_overlap_auto &&
+  return t.seq > 0 && t.gbs > 0 && t.schedule != Schedule::Auto && t.optimizer_sync != OptimizerSync::Auto &&
+         t.stack != Stack::Auto && !t.tp_comm_overlap_auto && !t.sp_auto && !t.attention_auto && !t.overlap_auto &&
          t.bucket_bytes > 0;
 }
 
@@ -121,23 +143,42 @@ OptionTable<In> build_table() {
       [](const In& x) -> std::optional<std::string> { return to_string(x.train.precision); }, P | S | R));
   {
     // A choice whose setter also takes the aliases parse_schedule knows ("interleaved-1f1b").
+    std::vector<std::string> names = {"auto"};
+    for (const ScheduleTraits& st : all_schedule_traits()) names.emplace_back(st.name);
     auto o = text<In>(
-        "schedule", "--schedule", "pipeline schedule (interleaved needs vpp > 1; auto: interleaved when vpp > 1)",
+        "schedule", "--schedule",
+        "pipeline schedule (interleaved needs vpp > 1, zb-v and dualpipev vpp2; auto: interleaved when vpp > 1, else "
+        "1f1b)",
         "auto", [](In& x, const std::string& v) { x.train.schedule = parse_schedule(v); },
         [](const In& x) -> std::optional<std::string> { return to_string(x.train.schedule); }, P | R);
     o.kind = OptionKind::Choice;
-    o.choices = {"auto", "gpipe", "1f1b", "interleaved"};
+    o.choices = names;
     t.push_back(std::move(o));
   }
+  t.push_back(choice<In>(
+      "optimizer_sync", "--optimizer-sync",
+      "how a step ends: barrier (global gradient-norm / inf-NaN checks before the next step) or post-validation (each "
+      "stage steps at once, checks afterwards: Qi et al. 2024 §4); auto: post-validation for the zero-bubble "
+      "schedules, else barrier",
+      {"auto", "barrier", "post-validation"}, "auto",
+      [](In& x, const std::string& v) { x.train.optimizer_sync = parse_optimizer_sync(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.optimizer_sync); }, P | S));
   t.push_back(flag<In>(
-      "sp", "--sp", "Megatron sequence parallelism on the TP group", [](In& x) { x.train.sp = true; },
-      [](const In& x) { return x.train.sp; }, P | R));
+      "sp", "--sp",
+      "Megatron sequence parallelism on the TP group (default: on for the Megatron stack with tp > 1, as Megatron-Core "
+      "/ NeMo recipes run it)",
+      [](In& x) { x.train.sp_auto = false, x.train.sp = true; },
+      [](const In& x) { return !x.train.sp_auto && x.train.sp; }, P | R));
+  t.push_back(flag<In>(
+      "no_sp", "--no-sp", "no sequence parallelism (plain tensor parallelism: all-reduces, full activations per rank)",
+      [](In& x) { x.train.sp_auto = false, x.train.sp = false; },
+      [](const In& x) { return !x.train.sp_auto && !x.train.sp; }, P | R));
   t.push_back(choice<In>(
       "stack", "--stack",
       "software stack whose kernels and defaults apply (auto: zero0/zero1 → Megatron-Core with Transformer Engine, "
-      "zero2/zero3/fsdp/hsdp → PyTorch-native)",
-      {"auto", "megatron", "pytorch"}, "auto", [](In& x, const std::string& v) { x.train.stack = parse_stack(v); },
-      [](const In& x) -> std::optional<std::string> { return to_string(x.train.stack); }, P | S));
+      "zero2/zero3/fsdp/hsdp → PyTorch-native; megatron-legacy: Megatron-LM 2021–22 / Megatron-DeepSpeed)",
+      {"auto", "megatron", "megatron-legacy", "pytorch"}, "auto", [](In& x, const std::string& v) { x.train.stack = parse_stack(v); },
+      [](const In& x) -> std::optional<std::string> { return to_string(x.train.stack); }, P | S | R));
   t.push_back(number<In>(
       "bucket_mb", "--bucket-mb", "gradient bucket size (1 MB = 1e6 bytes)", "MB",
       "the stack's: Megatron max(40M, 1M·dp·cp) elements, DeepSpeed ZeRO-2 5e8 elements, PyTorch DDP 25 MB",
@@ -159,13 +200,20 @@ OptionTable<In> build_table() {
       [](In& x) { x.train.overlap_grad_reduce = false; }, [](const In& x) { return !x.train.overlap_grad_reduce; },
       P | S));
   t.push_back(flag<In>(
+      "no_grad_reduce_in_fp32", "--no-grad-reduce-in-fp32",
+      "Megatron: keep and reduce gradients in bf16 instead of fp32 main grads (grad_reduce_in_fp32=False, as NeMo / "
+      "Megatron-Bridge performance recipes set it): 2 B less per parameter held and on the wire",
+      [](In& x) { x.train.grad_reduce_in_fp32 = false; }, [](const In& x) { return !x.train.grad_reduce_in_fp32; },
+      P | S));
+  t.push_back(flag<In>(
       "no_overlap_param_gather", "--no-overlap-param-gather",
       "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward",
       [](In& x) { x.train.overlap_param_gather = false; }, [](const In& x) { return !x.train.overlap_param_gather; },
       P | S));
   t.push_back(flag<In>(
       "tp_comm_overlap", "--tp-comm-overlap",
-      "overlap TP communication with GEMMs (TE userbuffers; default on for the Megatron stack with --sp)",
+      "overlap TP communication with GEMMs (TE userbuffers, as recipes that set tp_comm_overlap do; off by default as "
+      "in Megatron-LM; never for a TP group that spans nodes)",
       [](In& x) { x.train.tp_comm_overlap_auto = false, x.train.tp_comm_overlap = true; },
       [](const In& x) { return !x.train.tp_comm_overlap_auto && x.train.tp_comm_overlap; }, P | S));
   t.push_back(flag<In>(
@@ -175,8 +223,13 @@ OptionTable<In> build_table() {
   t.push_back(choice<In>(
       "attention", "--attention",
       "fused flash-attention kernel, or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
-      {"flash", "unfused"}, "flash", [](In& x, const std::string& v) { x.train.flash_attention = v == "flash"; },
-      [](const In& x) -> std::optional<std::string> { return x.train.flash_attention ? "flash" : "unfused"; }, P | S));
+      {"flash", "unfused"}, "flash (megatron-legacy: unfused)",
+      [](In& x, const std::string& v) { x.train.attention_auto = false, x.train.flash_attention = v == "flash"; },
+      [](const In& x) -> std::optional<std::string> {
+        if (x.train.attention_auto) return std::nullopt;
+        return x.train.flash_attention ? "flash" : "unfused";
+      },
+      P | S));
   // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
   t.push_back(number<In>(
       "moe_imbalance", "--moe-imbalance",
@@ -230,6 +283,34 @@ OptionTable<In> build_table() {
       "hide MoE token exchanges behind another micro-batch's compute (Megatron-Core "
       "--overlap-moe-expert-parallel-comm)",
       [](In& x) { x.train.moe_a2a_overlap = true; }, [](const In& x) { return x.train.moe_a2a_overlap; }, P | S));
+  t.push_back(integer<In>(
+      "decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers",
+      "layers on the first pipeline stage (Megatron-Core; the other stages split the rest evenly)", "layers", "even",
+      1 << 20, [](In& x, std::int64_t v) { x.train.split.first_stage_layers = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.split.first_stage_layers <= 0) return std::nullopt;
+        return x.train.split.first_stage_layers;
+      },
+      P));
+  t.push_back(integer<In>(
+      "decoder_last_pipeline_num_layers", "--decoder-last-pipeline-num-layers",
+      "layers on the last pipeline stage (Megatron-Core; the other stages split the rest evenly)", "layers", "even",
+      1 << 20, [](In& x, std::int64_t v) { x.train.split.last_stage_layers = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.split.last_stage_layers <= 0) return std::nullopt;
+        return x.train.split.last_stage_layers;
+      },
+      P));
+  t.push_back(flag<In>(
+      "account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split",
+      "count the embedding as one layer of the first pipeline stage's split (Megatron-Core)",
+      [](In& x) { x.train.split.account_for_embedding = true; },
+      [](const In& x) { return x.train.split.account_for_embedding; }, P));
+  t.push_back(flag<In>(
+      "account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split",
+      "count the LM head and loss as one layer of the last pipeline stage's split (Megatron-Core)",
+      [](In& x) { x.train.split.account_for_loss = true; }, [](const In& x) { return x.train.split.account_for_loss; },
+      P));
   t.push_back(flag<In>(
       "fsdp_no_sync", "--fsdp-no-sync",
       "FSDP/ZeRO-3: reduce-scatter gradients only on the last micro-batch (unsharded grads accumulate)",
@@ -244,9 +325,14 @@ const OptionTable<ScenarioInput>& scenario_options() {
   return table;
 }
 
-void apply_scenario_options(const std::vector<OptionValue>& values, ScenarioInput& in) {
+void check_scenario_conflicts(const std::vector<OptionValue>& values) {
   conflicting_options(values, "tp_comm_overlap", "no_tp_comm_overlap",
                       "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  conflicting_options(values, "sp", "no_sp", "--sp and --no-sp contradict each other: give one");
+}
+
+void apply_scenario_options(const std::vector<OptionValue>& values, ScenarioInput& in) {
+  check_scenario_conflicts(values);
   apply_options(scenario_options(), values, in);
 }
 

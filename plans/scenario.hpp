@@ -32,6 +32,9 @@ struct ScenarioInput {
   static TrainingConfig input_defaults() {
     TrainingConfig t;
     t.schedule = Schedule::Auto;  // interleaved when vpp > 1, else 1F1B (resolve_training)
+    t.sp_auto = true;             // the stack decides (resolve_training)
+    t.attention_auto = true;
+    t.overlap_auto = true;
     return t;
   }
 };
@@ -40,9 +43,19 @@ struct ScenarioInput {
 //   seq 0            → the model's seq_len;
 //   gbs 0            → default_gbs(seq, dp, mbs): ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs;
 //   schedule Auto    → interleaved when vpp > 1, else 1F1B;
+//   optimizer_sync Auto → the schedule's (ScheduleTraits::optimizer_sync: post-validation for zb-h1/zb-h2/zb-v,
+//                      Qi et al. 2024 §4; a barrier otherwise);
 //   stack Auto       → the sharding scheme's framework (ShardingTraits::default_stack: zero0/zero1 → Megatron,
 //                      zero2/zero3/fsdp/hsdp → PyTorch);
-//   tp_comm_overlap  → on for Megatron with sp and tp > 1 (NeMo's performance recipes enable TE userbuffers there);
+//   sp (sp_auto)     → on for the Megatron stack when tp > 1 and tp divides the tokens per CP rank (Megatron-Core /
+//                      NeMo / Megatron-Bridge recipes pair TP with sequence_parallel=True); off for MegatronLegacy
+//                      (--sequence-parallel came in mid-2022 and was opt-in) and PyTorch (plain DTensor TP);
+//   attention        → unfused QKᵀ/softmax/AV for MegatronLegacy (pre-FlashAttention), flash otherwise;
+//   overlaps         → gradient-reduce and parameter-gather overlap off for MegatronLegacy (LocalDDP all-reduced after
+//                      the backward), as given otherwise (default on: NeMo/Megatron-Bridge DDP configs);
+//   tp_comm_overlap  → off: Megatron-LM's own default (--tp-comm-overlap is opt-in, arguments.py); recipes that enable
+//                      TE userbuffers say so with --tp-comm-overlap. Never hides TP traffic that crosses nodes
+//                      (sim/step/costs/comm.cpp add_tp_comm: userbuffers need NVLink/IPC peers);
 //   bucket_bytes 0   → Megatron-Core max(40M, 1M × DP×CP size) elements of the gradient wire type
 //                      (distributed_data_parallel_config.py bucket_size); off Megatron the scheme's framework
 //                      bucket (ShardingTraits::bucket_elements: DeepSpeed ZeRO-2 5e8 elements) or PyTorch DDP 25 MB
@@ -57,11 +70,14 @@ bool is_resolved(const TrainingConfig& t);
 Scenario resolve_scenario(const ScenarioInput& in);
 
 // The scenario options (docs/cli.md "parsim [predict]"): model, plan, gpu, gpus_per_node, seq, gbs, mbs, recompute,
-// sp, precision, schedule, stack, bucket_mb, the overlap switches, attention, fsdp_no_sync. Use bits: kUsePredict
+// sp, precision, schedule, optimizer_sync, stack, bucket_mb, the overlap switches, attention, fsdp_no_sync. Use bits: kUsePredict
 // (predict and validate), kUseSweep (the sweep takes it as a fixed input), kUsePerRow (the sweep varies or reports it
 // per result).
 const OptionTable<ScenarioInput>& scenario_options();
-// Applies (key, text) pairs to `in` after rejecting contradictory pairs (--tp-comm-overlap with --no-tp-comm-overlap).
+// Throws InputError for contradictory pairs among scenario option values (--tp-comm-overlap with
+// --no-tp-comm-overlap, --sp with --no-sp).
+void check_scenario_conflicts(const std::vector<OptionValue>& values);
+// Applies (key, text) pairs to `in` after check_scenario_conflicts.
 void apply_scenario_options(const std::vector<OptionValue>& values, ScenarioInput& in);
 // A scenario JSON object (keys = scenario_options keys, e.g. {"model": "llama3-8b", "plan": "tp2dp32", "seq": 8192,
 // "sp": true}) applied to `in`; `where` names the source in messages. Unknown keys are errors.

@@ -47,11 +47,23 @@ struct StateBytes {
   double total() const { return weights + grads + optimizer; }
 };
 
+// One framework's implementation of a scheme: who implements it, the model-state bytes per parameter it holds and the
+// gradient element it reduces. A scheme has one per stack family (ShardingTraits::megatron / ::pytorch): e.g. fsdp on
+// the Megatron stack is Megatron-FSDP (fp32 main grads), on the PyTorch stack PyTorch FSDP (fp32 shards, bf16 grads).
+struct ShardingImpl {
+  const char* framework;
+  StateBytes (*state_bytes)(Precision p, double n);  // at sharding degree n (domain-notes §4)
+  double grad_wire_bf16;  // bytes per reduced gradient element in bf16/fp8 training (4: fp32 main grads)
+  double grad_wire_fp16;  // … in fp16 training (Megatron: grad dtype = param dtype, 2, unless
+                          // --accumulate-allreduce-grads-in-fp32, which Megatron-LM turns on only for bf16)
+};
+
 struct ShardingTraits {
   Sharding scheme;
   const char* term;            // the plan term ("zero0" … "zero3", "fsdp", "hsdp"; hsdp takes its group size)
   bool term_takes_group;       // hsdp<N>
-  const char* framework;       // whose semantics these are
+  ShardingImpl megatron;       // on the Megatron stacks (MegatronLegacy: zero0/zero1 only; DeepSpeed otherwise)
+  ShardingImpl pytorch;        // on the PyTorch stack
   bool shards_optimizer, shards_grads, shards_params;
   bool hierarchical;           // HSDP: shard inside groups of N DP ranks, replicate across groups
   Stack default_stack;         // --stack auto (plans/scenario.cpp resolve_training)
@@ -61,13 +73,13 @@ struct ShardingTraits {
   bool gather_overlaps_next_forward;  // AfterStep gather may run during the next step's first forward instead
                                       // (Megatron --overlap-param-gather; TrainingConfig::overlap_param_gather)
   DataParallelLowering lowering;
-  bool fp32_grad_wire;         // gradients reduced as fp32 main grads (Megatron), else 16-bit (DeepSpeed, FSDP)
   double bucket_elements;      // the framework's own gradient-bucket size off the Megatron stack, in elements (0: the
                                // PyTorch DDP 25 MB default; resolve_training)
   bool in_sweep_with_pp;       // the sweep combines it with pp > 1 by default (Megatron-Core does for zero0/zero1)
   bool framework_refuses_pp;   // the framework refuses it with pipeline parallelism (DeepSpeed ZeRO-2/3): a warning
-  // Model-state bytes per parameter held on one rank at sharding degree n (domain-notes §4).
-  StateBytes (*state_bytes)(Precision p, double n);
+  const ShardingImpl& impl(Stack stack) const;  // the implementation the stack runs (Auto: default_stack's)
+  // Model-state bytes per parameter of the default stack's implementation.
+  StateBytes state_bytes(Precision p, double n) const { return impl(default_stack).state_bytes(p, n); }
 };
 
 const ShardingTraits& sharding_traits(Sharding s);
@@ -77,9 +89,14 @@ std::string to_string(Sharding s);  // the plan term: zero0, zero1, zero2, zero3
 // Accepts a plan term (`zero2`, `fsdp`, `hsdp`), `none`/`ddp`, or a bare ZeRO stage `0`..`3` (case-insensitive).
 Sharding parse_sharding(const std::string& s);
 
-// Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP and the distributed optimizer reduce fp32
-// main grads (4 B), DeepSpeed ZeRO-2/3 and FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the
-// 16-bit (fp32 training: 32-bit) weights.
+// Bytes per element on the wire (domain-notes §6): gradients — Megatron DDP, the distributed optimizer and
+// Megatron-FSDP reduce fp32 main grads (4 B; fp16 training fp16 grads, 2 B), PyTorch DDP fp32 grads (4 B), DeepSpeed
+// and PyTorch FSDP 16-bit grads (2 B), fp32 training 4 B; parameter gathers move the 16-bit (fp32 training: 32-bit)
+// weights. The two-argument form is the scheme's default stack.
+double grad_wire_bytes(Sharding s, Precision p, Stack stack);
+// With grad_reduce_in_fp32 false (Megatron DDP config grad_reduce_in_fp32=False, as NeMo / Megatron-Bridge
+// performance recipes set it): the gradient buffer and its reduction are 16-bit, at most 2 B.
+double grad_wire_bytes(Sharding s, Precision p, Stack stack, bool grad_reduce_in_fp32);
 double grad_wire_bytes(Sharding s, Precision p);
 double param_wire_bytes(Precision p);
 

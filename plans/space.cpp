@@ -10,8 +10,10 @@
 //        the embedding and the loss take a layer's slot each ((layers + 2) % (pp·v) == 0, Megatron-Core's
 //        --account-for-embedding/loss-in-pipeline-split; Llama-3.1-405B's 126 layers on pp8×vpp8); any listed value
 //        with --vpp. pp2 interleaving only with overlapped P2P (Megatron-LM).
-//   schedule  1F1B for vpp = 1, interleaved for vpp > 1; GPipe only when the filter lists it (it is never faster than
-//        1F1B and holds m micro-batches of activations).
+//   schedule  1F1B for vpp = 1, interleaved for vpp > 1 (ScheduleTraits::in_sweep_by_default); the others only when
+//        the filter lists them: GPipe (never faster than 1F1B, holds m micro-batches of activations), zb-h1, zb-h2,
+//        dualpipe (vpp = 1), zb-v and dualpipev (vpp = 2); each where its preconditions hold
+//        (schedule_precondition_error: m % pp for interleaving, m ≥ 2·pp and even pp/m for the DualPipe family).
 //   mbs  powers of two (any listed value with --mbs) dividing gbs/dp; interleaving needs m = gbs/(dp·mbs) % pp == 0.
 //   sharding  zero0 (DDP); zero1/zero2/zero3/fsdp when the DP×CP group has more than one rank (Megatron-Core shards
 //        the distributed optimizer over DP×CP); zero2/zero3/fsdp/hsdp not with pp > 1 unless listed (DeepSpeed's
@@ -121,7 +123,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
           // lists, or the sweep's defaults when it lists none. Without a pipeline the schedule does not matter: one.
           std::vector<Schedule> schedules;
           for (const ScheduleTraits& st : all_schedule_traits()) {
-            if (st.uses_vpp != (vpp > 1)) continue;
+            if (!vpp_fits(st, vpp)) continue;
             if (f.schedule.empty() ? !st.in_sweep_by_default : !allowed(f.schedule, st.schedule)) continue;
             schedules.push_back(st.schedule);
             if (pp == 1) break;
@@ -129,10 +131,11 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
           for (Schedule sched : schedules) {
             // Only the candidates are tried (powers of two, or the listed values), never every integer up to
             // gbs/dp: --gbs 2^40 on one replica enumerated 10^12 sizes (issue 12). Ascending, as before.
+            const ScheduleTraits& sched_traits = schedule_traits(sched);
             std::vector<std::int64_t> mbss;
             const auto consider = [&](std::int64_t mbs) {
               if (mbs <= 0 || mbs > per_replica || per_replica % mbs != 0) return;
-              if (vpp > 1 && (per_replica / mbs) % pp != 0) return;
+              if (pp > 1 && schedule_precondition_error(sched_traits, pp, vpp, per_replica / mbs)) return;
               mbss.push_back(mbs);
             };
             if (f.mbs.empty())
@@ -185,6 +188,7 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
                     c.train.mbs = mbs;
                     c.train.recompute = r;
                     c.train.sp = sp != 0;
+                    c.train.sp_auto = false;
                     c.train.schedule = sched;
                     c.train = resolve_training(c.plan, m, c.train);  // stack, TP overlap, buckets per plan
                     if (plan_error(c.plan, m, hw, c.train)) continue;  // safety net: the loops above already agree

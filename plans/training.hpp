@@ -1,5 +1,6 @@
 // parsim plans/ — the training settings of one step (everything but the model, the hardware and the plan).
-// Fields with an "auto" value (seq 0, gbs 0, schedule Auto, stack Auto, bucket_bytes 0, tp_comm_overlap_auto) are
+// Fields with an "auto" value (seq 0, gbs 0, schedule Auto, optimizer_sync Auto, stack Auto, bucket_bytes 0, the
+// *_auto switches) are
 // resolved in one place, resolve_training() (plans/scenario.hpp); the simulator reads resolved values only.
 // A new option: its field here, its row in scenario_options() (plans/scenario.cpp).
 #pragma once
@@ -13,17 +14,55 @@ namespace parsim {
 struct Plan;
 
 // Pipeline schedules (plans/schedule.hpp has their traits and orders). Auto = interleaved when vpp > 1, else 1F1B.
-enum class Schedule { Auto, GPipe, OneFOneB, Interleaved };
+// ZBH1/ZBH2/ZBV: zero-bubble (Qi et al., ICLR 2024); DualPipe/DualPipeV: DeepSeek-V3 report §3.2.1 and the public
+// DualPipe repository.
+enum class Schedule { Auto, GPipe, OneFOneB, Interleaved, ZBH1, ZBH2, ZBV, DualPipe, DualPipeV };
 std::string to_string(Schedule s);
 // Case-insensitive; accepts the names of schedule_traits() and their aliases, and "auto".
 Schedule parse_schedule(const std::string& s);
 
+// What ends a step's optimizer phase. Barrier: every stage waits for the global checks before the next step (the
+// gradient-norm all-reduce for clipping and the inf/NaN check span all pipeline stages), so the step is the whole
+// timeline. PostValidation (Qi et al. 2024 §4): each stage steps its optimizer as soon as its own gradients are
+// reduced and the global checks run afterwards, rolling the update back in the rare step that needs clipping or
+// skipping; back-to-back steps then overlap and a step costs the longest stage's own span. Auto: the schedule's
+// (ScheduleTraits::optimizer_sync).
+enum class OptimizerSync { Auto, Barrier, PostValidation };
+std::string to_string(OptimizerSync s);
+OptimizerSync parse_optimizer_sync(const std::string& s);
+
 // The software stack whose kernels and defaults apply. Auto follows the plan's sharding term, whose semantics already
 // name the framework (docs/cli.md): zero0/zero1 → Megatron-LM / Megatron-Core (NeMo) with Transformer
 // Engine; zero2/zero3/fsdp/hsdp → PyTorch-native stacks (FSDP: llm-foundry, torchtitan, fms-fsdp; DeepSpeed).
-enum class Stack { Auto, Megatron, PyTorch };
+//   Megatron        Megatron-Core with Transformer Engine as its recipes run it (NeMo, Megatron-Bridge, Megatron-LM
+//                   ≥ 2023): fused kernels, cuDNN/flash attention, sequence parallelism with tp > 1; with fsdp/zero3
+//                   (/zero2, hsdp) it is Megatron-FSDP (megatron/core/distributed/fsdp), not PyTorch's FSDP.
+//   MegatronLegacy  Megatron-LM before Megatron-Core and TE (2021–early 2023) and Megatron-DeepSpeed (BLOOM, MT-NLG,
+//                   GPT-NeoX): unfused QKᵀ/softmax/AV attention with dropout, apex kernels (no TE, no fp8), no
+//                   sequence parallelism, no communication overlap (gradients reduced after the backward), fp16 with
+//                   dynamic loss scaling, pipeline sends scattered over the TP group (the scatter-gather
+//                   optimisation, Narayanan et al. 2021 §4.1; removed in Megatron-LM 39b83c7953, 2023-01-31).
+//   PyTorch         PyTorch-native stacks: DDP, FSDP/FSDP2 (torchtitan, llm-foundry, fms-fsdp), DeepSpeed ZeRO.
+enum class Stack { Auto, Megatron, MegatronLegacy, PyTorch };
 std::string to_string(Stack s);
+// Case-insensitive: auto, megatron, megatron-legacy (alias megatron-deepspeed), pytorch.
 Stack parse_stack(const std::string& s);
+// The stacks a sweep compares when asked for several (`--stack megatron,pytorch`).
+inline constexpr Stack kStacks[] = {Stack::Megatron, Stack::MegatronLegacy, Stack::PyTorch};
+
+// Megatron-Core's options for lighter first/last pipeline stages (megatron/training/arguments.py;
+// megatron/core/transformer/transformer_block.py get_num_layers_to_build @d98e8a64): a fixed layer count on the first
+// and/or last pipeline stage (the rest split evenly over the other stages), or the embedding and/or the loss counted as
+// one layer each in the split (the first/last virtual stage then builds one layer fewer; it may build none). Unset
+// (all defaults): parsim spreads layers that do not divide evenly as those options would (plans/plan.cpp).
+struct PipelineSplit {
+  int first_stage_layers = 0;  // --decoder-first-pipeline-num-layers (0 = unset)
+  int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers (0 = unset)
+  bool account_for_embedding = false;  // --account-for-embedding-in-pipeline-split
+  bool account_for_loss = false;       // --account-for-loss-in-pipeline-split
+  bool any() const { return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding || account_for_loss; }
+  friend bool operator==(const PipelineSplit&, const PipelineSplit&) = default;
+};
 
 // How MoE layers move tokens to their experts (Megatron-Core --moe-token-dispatcher-type): AllToAll permutes the
 // tokens locally and exchanges them with an all-to-all over the EP group (Megatron-Core's recommendation with expert
@@ -50,13 +89,18 @@ struct TrainingConfig {
   std::int64_t mbs = 1;    // micro-batch, sequences
   Recompute recompute = Recompute::None;
   bool sp = false;
+  bool sp_auto = false;               // true: decided by the stack (resolve_training); the option table's default
   Precision precision = Precision::BF16;
   Schedule schedule = Schedule::OneFOneB;  // Auto: interleaved iff vpp > 1 (the option table's default)
+  OptimizerSync optimizer_sync = OptimizerSync::Auto;  // Auto: the schedule's (resolve_training)
   // Data-parallel and overlap options (Megatron-Core / PyTorch defaults, documented in the README).
   Stack stack = Stack::Auto;          // see Stack
   double bucket_bytes = 0;            // gradient bucket; 0 = the stack's default
   bool overlap_grad_reduce = true;    // Megatron --overlap-grad-reduce; DDP overlaps buckets with backward
   bool overlap_param_gather = true;   // Megatron --overlap-param-gather (ZeRO-1 AG overlapped with next forward)
+  bool overlap_auto = false;          // true: both overlaps decided by the stack (off for MegatronLegacy)
+  bool grad_reduce_in_fp32 = true;    // Megatron: fp32 main-grad buffer and reduction (Megatron-LM forces it for
+                                      // bf16); false = --no-grad-reduce-in-fp32 (16-bit grads, NeMo perf recipes)
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
   bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolve_training), else tp_comm_overlap
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
@@ -71,6 +115,8 @@ struct TrainingConfig {
                                            // (Megatron-Core --moe-shared-expert-overlap)
   bool moe_a2a_overlap = false;       // EP communication of one micro-batch runs beside another's compute
                                       // (Megatron-Core --overlap-moe-expert-parallel-comm, "1F1B A2A overlap")
+  bool attention_auto = false;        // true: decided by the stack (unfused for MegatronLegacy)
+  PipelineSplit split;                // lighter first/last pipeline stages (Megatron-Core options)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
 };
 

@@ -114,9 +114,19 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "tp" + S(p.tp) + " does not fit nodes of " + S(gpn) + " GPUs (tp must divide " + S(gpn) +
            " or be a multiple of it)";
 
-  // Pipeline: at least one layer per model chunk (Megatron-Core splits the decoder into pp·vpp chunks).
+  // Pipeline: at least one layer per model chunk (Megatron-Core splits the decoder into pp·vpp chunks), unless the
+  // embedding/loss are counted as layers (then the first/last chunk may hold none) — Megatron-Core's split options.
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
-  if (chunks > m.layers)
+  if (t.split.any()) {
+    if (chunks > 4 * std::int64_t{m.layers} + 8)
+      return "pp" + S(p.pp) + " × vpp" + S(p.vpp) + " = " + S(chunks) + " pipeline chunks for " + S(m.layers) +
+             " layers: far too many";
+    try {
+      (void)layers_per_chunk(m.layers, p.pp, p.vpp, t.split);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  } else if (chunks > m.layers)
     return "pp" + S(p.pp) + (p.vpp > 1 ? " × vpp" + S(p.vpp) : std::string()) + " = " + S(chunks) +
            " pipeline chunks exceed the " + S(m.layers) + " layers of " + model_name(m) +
            " (need pp × vpp ≤ " + S(m.layers) + ")";
@@ -126,11 +136,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "vpp" + S(p.vpp) + " with pp2 needs overlapped P2P communication (Megatron-LM requires pp > 2 otherwise)";
   if (t.schedule == Schedule::Auto) return "the pipeline schedule is unresolved ('auto'; resolve_training sets it)";
   const ScheduleTraits& sched = schedule_traits(t.schedule);
-  if (sched.uses_vpp && p.vpp == 1)
-    return "the " + std::string(sched.name) + " schedule needs vpp > 1 in the plan (e.g. " + plan + "vpp2), got vpp1";
-  if (!sched.uses_vpp && p.vpp > 1)
-    return "vpp" + S(p.vpp) + " runs the interleaved schedule, not " + to_string(t.schedule) +
-           " (drop --schedule or use --schedule interleaved)";
+  if (!vpp_fits(sched, p.vpp)) return schedule_precondition_error(sched, p.pp, p.vpp, 0);
 
   // Batch: every DP replica runs gbs / dp sequences in micro-batches of mbs.
   // (Checked products: --mbs takes up to 18 digits, so dp × mbs and its multiples can pass 2^63; found by fuzz_plan.)
@@ -153,12 +159,15 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "gbs / (dp × mbs) = " + S(t.gbs) + " / (" + S(p.dp) + " × " + S(t.mbs) + ") = " + S(mb) +
            " micro-batches per step is beyond what parsim simulates (at most " + S(kMaxMicroBatches) +
            "); raise --mbs or lower --gbs";
-  // Megatron-Core interleaving: micro-batch groups of G = pp (default --microbatch-group-size-per-virtual-pipeline-
-  // stage); m mod G must be 0 or in [pp, G), i.e. m % pp == 0 at the default (schedules.py).
-  if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
-    return "the interleaved schedule (vpp" + S(p.vpp) + ") needs the micro-batch count gbs / (dp × mbs) = " + S(mb) +
-           " to be a multiple of pp" + S(p.pp) + " (Megatron-Core); choose gbs a multiple of " +
-           (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : "dp × mbs × pp");
+  // The schedule's preconditions (plans/schedule.cpp): Megatron-Core interleaving needs m % pp == 0 at the default
+  // group size G = pp (schedules.py); the DualPipe family needs m ≥ 2·pp (and DualPipe an even pp and m); the V-shape
+  // schedules need pp > 1.
+  if (auto e = schedule_precondition_error(sched, p.pp, p.vpp, mb)) {
+    if (sched.microbatches_multiple_of_pp && mb % p.pp != 0)
+      return *e + "; choose gbs a multiple of " +
+             (checked_mul(unit, p.pp) ? S(*checked_mul(unit, p.pp)) : std::string("dp × mbs × pp"));
+    return *e;
+  }
 
   // Context parallelism with causal load balancing cuts each sequence into 2·cp chunks (Megatron-Core CP docs).
   if (p.cp > 1 && t.seq % (2 * std::int64_t{p.cp}) != 0)
@@ -168,6 +177,13 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.sp && p.tp > 1 && (t.seq / p.cp) % p.tp != 0)
     return "sequence parallelism needs the " + S(t.seq / p.cp) + " tokens per CP rank to divide by tp" + S(p.tp) +
            " (choose --seq a multiple of " + S(std::int64_t{p.tp} * p.cp) + ")";
+  // The legacy Megatron stack predates Transformer Engine: no fp8 GEMMs and no userbuffer TP overlap.
+  if (t.stack == Stack::MegatronLegacy && t.precision == Precision::FP8)
+    return "--precision fp8 needs Transformer Engine, which the megatron-legacy stack predates (choose bf16 or fp16, or "
+           "--stack megatron)";
+  if (t.stack == Stack::MegatronLegacy && t.tp_comm_overlap)
+    return "--tp-comm-overlap is Transformer Engine's userbuffer overlap, which the megatron-legacy stack predates "
+           "(drop it, or use --stack megatron)";
   if (t.precision == Precision::FP8 && !hw.gpu.has_fp8())
     return "--precision fp8 needs fp8 tensor cores, which " + (hw.gpu.name.empty() ? std::string("this GPU") : hw.gpu.name) +
            " does not have (choose bf16, fp16 or fp32)";
@@ -186,7 +202,8 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
                 S(p.tp / m.kv_heads) + "x across the TP group");
   if (gpn > 0 && p.tp > gpn)
     w.push_back("tp" + S(p.tp) + " spans " + S(p.tp / gpn) + " nodes of " + S(gpn) +
-                " GPUs: tensor-parallel collectives cross the inter-node network");
+                " GPUs: tensor-parallel collectives cross the inter-node network" +
+                (t.tp_comm_overlap ? " and --tp-comm-overlap cannot hide them (TE userbuffers need NVLink peers)" : ""));
   if (gpn > 0 && p.world() > gpn && p.world() % gpn != 0)
     w.push_back("world size " + S(p.world()) + " is not a whole number of " + S(gpn) +
                 "-GPU nodes: the last node is partly used");
@@ -211,7 +228,7 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
     w.push_back(to_string(p.sharding) + " with pp" + S(p.pp) +
                 ": DeepSpeed does not combine ZeRO-2/3 with pipeline parallelism; simulated as specified");
   const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
-  if (m.layers > 0 && chunks > 1 && chunks <= m.layers && m.layers % chunks != 0) {
+  if (m.layers > 0 && chunks > 1 && !t.split.any() && chunks <= m.layers && m.layers % chunks != 0) {
     const auto per = layers_per_chunk(m.layers, p.pp, p.vpp);
     w.push_back(S(m.layers) + " layers over " + S(chunks) + " pipeline chunks are uneven: first chunk " +
                 S(per.front()) + ", last chunk " + S(per.back()) + ", middle chunks up to " +

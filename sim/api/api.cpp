@@ -97,8 +97,7 @@ void apply_request(const OptionTable<T>& table, const std::vector<OptionValue>& 
     const bool is_scenario = scenario && v.key != "scenario" && find_option(scenario_options(), v.key);
     (is_scenario ? scen : rest).push_back(v);
   }
-  if (scenario) conflicting_options(scen, "tp_comm_overlap", "no_tp_comm_overlap",
-                                    "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  if (scenario) check_scenario_conflicts(scen);
   // File first, then the scenario flags, then everything else.
   for (const auto& v : rest)
     if (v.key == "scenario") apply_options(table, {v}, req);
@@ -125,10 +124,24 @@ const OptionTable<PredictRequest>& predict_options() {
           if (r.trace.empty()) return std::nullopt;
           return r.trace;
         }));
+    t.push_back(text<PredictRequest>(
+        "svg", "--svg",
+        "also write a picture of the step as a standalone SVG file: a lane per pipeline stage and per communication "
+        "axis, passes by kind, the bubble, exposed communication, headline numbers",
+        "", [](PredictRequest& r, const std::string& v) { r.svg = v; },
+        [](const PredictRequest& r) -> std::optional<std::string> {
+          if (r.svg.empty()) return std::nullopt;
+          return r.svg;
+        }));
     t.push_back(choice<PredictRequest>(
         "trace_detail", "--trace-detail", "per-layer slices in the trace, or one slice per pass",
         {"layers", "passes"}, "layers", [](PredictRequest& r, const std::string& v) { r.trace_layers = v == "layers"; },
         [](const PredictRequest& r) -> std::optional<std::string> { return r.trace_layers ? "layers" : "passes"; }));
+    t.push_back(flag<PredictRequest>(
+        "advice", "--advice",
+        "add \"advice\" to the JSON: why the plan is slow or does not fit and what usually helps (from the simulated "
+        "numbers), the memory each remedy frees, the largest micro-batch that fits (the table always shows it)",
+        [](PredictRequest& r) { r.advice = true; }, [](const PredictRequest& r) { return r.advice; }));
     t.push_back(format_row<PredictRequest>({"table", "json"}, &PredictRequest::format));
     return t;
   }();
@@ -147,17 +160,77 @@ Prediction run_predict(const PredictRequest& r) {
   p.scenario = resolve_scenario(r.scenario);
   Evaluator ev;
   EvalOptions opt;
-  opt.keep_timeline = !r.trace.empty();
+  opt.keep_timeline = !r.trace.empty() || !r.svg.empty();
   p.report = ev.run(p.scenario, opt);
   if (r.run.tokens > 0)
     p.train = train_estimate(p.scenario, p.report, r.run.tokens, r.run.price_per_gpu_hour, r.run.goodput);
   if (!r.trace.empty()) write_trace(r.trace, p.scenario, ev, p.report, r.trace_layers);
+  if (!r.svg.empty()) write_text_file(r.svg, step_svg(p.scenario, ev, p.report), "--svg");
   return p;
 }
 
+json prediction_json(const PredictRequest& r, const Prediction& p) {
+  json j = report_to_json(p.scenario, p.report, p.train);
+  if (r.advice) j["advice"] = advice_json(advise(p.scenario, p.report));
+  return j;
+}
+
 json predict(const json& request) {
-  const Prediction p = run_predict(predict_request(option_values_from_json(predict_options(), request, "predict")));
-  return report_to_json(p.scenario, p.report, p.train);
+  const PredictRequest r = predict_request(option_values_from_json(predict_options(), request, "predict"));
+  return prediction_json(r, run_predict(r));
+}
+
+// ---- compare -----------------------------------------------------------------------------------------------------
+
+const OptionTable<CompareRequest>& compare_options() {
+  static const OptionTable<CompareRequest> table = [] {
+    using R = CompareRequest;
+    OptionTable<R> t;
+    for (auto& o : option::nested(scenario_options(), &R::scenario, kUsePredict)) {
+      if (o.key != "plan") {
+        t.push_back(std::move(o));
+        continue;
+      }
+      t.push_back(list<R>(
+          "plan", "--plan", "the plans to compare: --plan repeated, or a comma list (tp8pp2dp4,tp4pp4dp4)",
+          [](R& r, const std::string& v) {
+            for (const std::string& p : split(v, ',')) {
+              if (trim(p).empty()) throw InputError("--plan '" + v + "' has an empty item (write e.g. tp8pp2dp4,tp4pp4dp4)");
+              r.plans.push_back(trim(p));
+            }
+          },
+          [](const R& r) { return r.plans; }, kUsePredict, true));
+    }
+    t.push_back(scenario_file_row(&R::scenario));
+    t.push_back(format_row<R>({"table", "json"}, &R::format));
+    return t;
+  }();
+  return table;
+}
+
+CompareRequest compare_request(std::vector<OptionValue> values) {
+  CompareRequest r;
+  apply_request(compare_options(), values, r, &r.scenario);
+  if (r.plans.size() < 2)
+    throw InputError("compare needs at least two plans (--plan tp8pp2dp4 --plan tp4pp4dp4, or --plan a,b)");
+  return r;
+}
+
+std::vector<Compared> run_compare(const CompareRequest& r) {
+  std::vector<Compared> out;
+  Evaluator ev;
+  for (const std::string& plan : r.plans) {
+    ScenarioInput in = r.scenario;
+    in.plan = plan;
+    Compared c{resolve_scenario(in), {}};
+    c.report = ev.run(c.scenario);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+json compare(const json& request) {
+  return compare_json(run_compare(compare_request(option_values_from_json(compare_options(), request, "compare"))));
 }
 
 // ---- sweep -------------------------------------------------------------------------------------------------------
@@ -226,11 +299,29 @@ OptionTable<SweepRequest> build_sweep_table() {
     r.key = o.key, r.flag = o.flag, r.kind = o.kind, r.help = o.help, r.unit = o.unit, r.choices = o.choices;
     r.default_text = o.default_text, r.use = o.use, r.required = o.required;
     if (o.key == "gbs") r.default_text = "⌈4,194,304 / seq⌉, the same for every plan";
-    if (o.key == "stack") r.help = "software stack (auto: from each plan's sharding term)";
     auto set = o.set;
     auto get = o.get;
     r.set = [set](R& x, const std::string& v) { set(x.setup.base, v); };
     r.get = [get](const R& x) { return get(x.setup.base); };
+    if (o.key == "stack") {
+      // The sweep compares plans on ONE stack (Megatron when auto: fsdp is then Megatron-FSDP) unless given a list;
+      // every result names its stack.
+      r.kind = OptionKind::Text;
+      r.help = "software stack(s) every plan runs on: one of auto, megatron, megatron-legacy, pytorch, or a comma list "
+               "to compare stacks (auto: megatron for every scheme; results never switch stacks silently)";
+      r.default_text = "megatron";
+      r.set = [](R& x, const std::string& v) {
+        x.setup.stacks = parse_list<Stack>(v, "--stack", [](const std::string& s) { return parse_stack(s); });
+        for (Stack& s : x.setup.stacks)
+          if (s == Stack::Auto) s = Stack::Megatron;
+        std::sort(x.setup.stacks.begin(), x.setup.stacks.end());
+        x.setup.stacks.erase(std::unique(x.setup.stacks.begin(), x.setup.stacks.end()), x.setup.stacks.end());
+        x.setup.base.train.stack = x.setup.stacks.size() == 1 ? x.setup.stacks.front() : Stack::Auto;
+      };
+      r.get = [](const R& x) -> std::optional<std::string> {
+        return list_text(x.setup.stacks, [](Stack s) { return to_string(s); });
+      };
+    }
     t.push_back(std::move(r));
   }
   t.push_back(integer<R>(
@@ -306,7 +397,10 @@ OptionTable<SweepRequest> build_sweep_table() {
       [](const R& r) { return list_text(r.setup.filter.sp, [](int x) { return std::string(x ? "on" : "off"); }); },
       kUseSweep));
   t.push_back(text<R>(
-      "schedule", "--schedule", "filter: 1f1b,interleaved,gpipe", "1f1b + interleaved",
+      "schedule", "--schedule",
+      "filter: a comma list of gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipe, dualpipev (each where its "
+      "preconditions hold: zb-v and dualpipev on vpp2 plans)",
+      "1f1b + interleaved",
       [](R& r, const std::string& v) {
         r.setup.filter.schedule =
             parse_list<Schedule>(v, "--schedule", [](const std::string& x) { return parse_schedule(x); });
@@ -319,6 +413,25 @@ OptionTable<SweepRequest> build_sweep_table() {
       [](const R& r) -> std::optional<std::int64_t> {
         if (r.setup.filter.max_tp_per_node <= 0) return std::nullopt;
         return r.setup.filter.max_tp_per_node;
+      },
+      kUseSweep));
+  t.push_back(number<R>(
+      "headroom_gib", "--headroom-gib", "safety margin: a plan fits only with this much memory left below the GPU's "
+      "capacity (fragmentation spikes, a different allocator, a longer sequence later)",
+      "GiB", "0", [](R& r, double v) { r.headroom_gib = v; },
+      [](const R& r) -> std::optional<double> {
+        if (r.headroom_gib <= 0) return std::nullopt;
+        return r.headroom_gib;
+      },
+      kUseSweep));
+  t.push_back(text<R>(
+      "svg", "--svg",
+      "also write a picture of the sweep as a standalone SVG file: every feasible plan (step time against peak "
+      "memory per GPU), the Pareto front, the capacity line, the fastest plans labelled",
+      "", [](R& r, const std::string& v) { r.svg = v; },
+      [](const R& r) -> std::optional<std::string> {
+        if (r.svg.empty()) return std::nullopt;
+        return r.svg;
       },
       kUseSweep));
   t.push_back(format_row<R>({"table", "json", "csv"}, &R::format));
@@ -337,8 +450,7 @@ SweepRequest sweep_request(const std::vector<OptionValue>& values) {
   std::vector<OptionValue> scen;
   for (const auto& v : values)
     if (find_option(scenario_options(), v.key)) scen.push_back(v);
-  conflicting_options(scen, "tp_comm_overlap", "no_tp_comm_overlap",
-                      "--tp-comm-overlap and --no-tp-comm-overlap contradict each other: give one");
+  check_scenario_conflicts(scen);
   apply_options(sweep_options(), values, r);
   if (r.setup.base.model.empty()) throw InputError("--model is required (a built-in name or a model JSON path)");
   if (r.setup.gpus <= 0) throw InputError("--gpus is required (the number of GPUs to plan for)");
@@ -351,7 +463,29 @@ SweepRequest sweep_request(const std::vector<OptionValue>& values) {
   return r;
 }
 
-SweepReport run_sweep(const SweepRequest& r) { return parsim::run_sweep(r.setup, r.options); }
+void apply_headroom(SweepReport& rep, double headroom_gib) {
+  if (headroom_gib <= 0) return;
+  const std::string reason = "out of memory (headroom " + fmt_fixed(headroom_gib, 1) + " GiB)";
+  std::vector<PlanResult> kept;
+  kept.reserve(rep.ranked.size());
+  for (PlanResult& p : rep.ranked) {
+    if (p.peak_gib <= p.capacity_gib - headroom_gib) {
+      kept.push_back(std::move(p));
+    } else {
+      ++rep.rejected[reason];
+      --rep.feasible;
+    }
+  }
+  rep.ranked = std::move(kept);
+  rep.pareto = pareto_front(rep.ranked);
+}
+
+SweepReport run_sweep(const SweepRequest& r) {
+  SweepReport rep = parsim::run_sweep(r.setup, r.options);
+  apply_headroom(rep, r.headroom_gib);
+  if (!r.svg.empty()) write_text_file(r.svg, sweep_svg(rep, r.headroom_gib), "--svg");
+  return rep;
+}
 
 json sweep(const json& request) {
   const SweepRequest r = sweep_request(option_values_from_json(sweep_options(), request, "sweep"));
@@ -419,6 +553,15 @@ const OptionTable<ProfileRequest>& profile_options() {
     t.push_back(flag<R>(
         "steps", "--steps", "measure only GPU work launched in the ProfilerStep windows (HTA's view)",
         [](R& r) { r.options.steps = true; }, [](const R& r) { return r.options.steps; }));
+    t.push_back(text<R>(
+        "svg", "--svg",
+        "also write a picture of the ranks as a standalone SVG file: compute, exposed communication, exposed "
+        "memcpy and idle per rank, the slowest rank marked",
+        "", [](R& r, const std::string& v) { r.svg = v; },
+        [](const R& r) -> std::optional<std::string> {
+          if (r.svg.empty()) return std::nullopt;
+          return r.svg;
+        }));
     t.push_back(format_row<R>({"table", "json"}, &R::format));
     return t;
   }();
@@ -432,7 +575,49 @@ ProfileRequest profile_request(const std::vector<OptionValue>& values) {
   return r;
 }
 
-ProfileReport run_profile(const ProfileRequest& r) { return profile_traces(r.files, r.options); }
+RanksPicture ranks_picture(const ProfileReport& rep) {
+  RanksPicture p;
+  p.title = "parsim profile: " + std::to_string(rep.ranks.size()) + (rep.ranks.size() == 1 ? " rank" : " ranks");
+  int most_compute = -1;
+  for (std::size_t i = 0; i < rep.ranks.size(); ++i) {
+    const RankProfile& r = rep.ranks[i];
+    RankBar b;
+    b.label = "rank " + std::to_string(r.rank);
+    b.total_s = r.total_s;
+    b.compute_s = r.compute_s;
+    b.comm_s = r.comm_s;
+    b.exposed_comm_s = r.exposed_comm_s;
+    b.exposed_memcpy_s = r.exposed_memcpy_s;
+    b.idle_s = r.idle_s;
+    p.ranks.push_back(b);
+    if (most_compute < 0 || r.compute_s > rep.ranks[static_cast<std::size_t>(most_compute)].compute_s)
+      most_compute = static_cast<int>(i);
+  }
+  for (std::size_t i = 0; i < rep.ranks.size(); ++i)
+    if (rep.straggler_rank >= 0 && rep.ranks[i].rank == rep.straggler_rank) p.straggler = static_cast<int>(i);
+  if (p.straggler >= 0) {
+    p.notes.push_back("slowest: rank " + std::to_string(rep.straggler_rank) +
+                      ", the last to arrive at the collectives (mean lateness over the matched collectives)");
+  } else if (rep.ranks.size() > 1) {
+    p.straggler = most_compute;
+    p.notes.push_back("slowest: rank " + std::to_string(rep.ranks[static_cast<std::size_t>(most_compute)].rank) +
+                      ", the most compute (no collectives matched across ranks to time arrivals)");
+  }
+  if (!rep.ranks.empty()) {
+    const RankProfile& r0 = rep.ranks.front();
+    const std::string base = r0.file.substr(r0.file.find_last_of('/') == std::string::npos ? 0 : r0.file.find_last_of('/') + 1);
+    std::string line = "files: " + base + (rep.ranks.size() > 1 ? ", …" : "");
+    if (!r0.device.empty() && r0.device != "unknown") line += "  ·  " + r0.device;
+    p.notes.push_back(line);
+  }
+  return p;
+}
+
+ProfileReport run_profile(const ProfileRequest& r) {
+  ProfileReport rep = profile_traces(r.files, r.options);
+  if (!r.svg.empty()) write_text_file(r.svg, ranks_svg(ranks_picture(rep)), "--svg");
+  return rep;
+}
 
 json profile(const json& request) {
   return parse_json_text(

@@ -18,7 +18,9 @@
 #include "sim/measure/calibrate.hpp"
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
+#include "sim/present/advice.hpp"
 #include "sim/present/render.hpp"
+#include "sim/present/svg.hpp"
 #include "sim/present/sweep_io.hpp"
 #include "sim/sweep/sweep.hpp"
 
@@ -41,7 +43,9 @@ struct PredictRequest {
   ScenarioInput scenario;
   TrainRun run;
   std::string trace;         // write the timeline as Chrome-trace JSON here ("" = none)
+  std::string svg;           // write the picture of the step here ("" = none)
   bool trace_layers = true;  // per-layer slices in the trace
+  bool advice = false;       // add "advice" (advise()) to the JSON; the table always shows it
   std::string format = "table";  // command line only: table | json
 };
 const OptionTable<PredictRequest>& predict_options();
@@ -53,7 +57,20 @@ struct Prediction {
   std::optional<TrainEstimate> train;
 };
 Prediction run_predict(const PredictRequest& r);
+// The contract's predict JSON, with "advice" when the request asks for it (the CLI's --format json output).
+nlohmann::json prediction_json(const PredictRequest& r, const Prediction& p);
 nlohmann::json predict(const nlohmann::json& request);
+
+// ---- compare: several plans side by side (the predict options; --plan repeated or a comma list) ----
+struct CompareRequest {
+  ScenarioInput scenario;          // everything but the plan
+  std::vector<std::string> plans;  // at least two
+  std::string format = "table";    // command line only: table | json
+};
+const OptionTable<CompareRequest>& compare_options();
+CompareRequest compare_request(std::vector<OptionValue> values);
+std::vector<Compared> run_compare(const CompareRequest& r);
+nlohmann::json compare(const nlohmann::json& request);
 
 // ---- sweep ----
 struct SweepRequest {
@@ -61,11 +78,16 @@ struct SweepRequest {
   SweepOptions options;
   SweepListing listing;
   TrainRun run;
+  double headroom_gib = 0;       // keep this much below each GPU's capacity: plans above capacity − headroom do not fit
+  std::string svg;               // write the picture of the sweep here ("" = none)
   std::string format = "table";  // command line only: table | json | csv
 };
 const OptionTable<SweepRequest>& sweep_options();
 SweepRequest sweep_request(const std::vector<OptionValue>& values);
-SweepReport run_sweep(const SweepRequest& r);
+SweepReport run_sweep(const SweepRequest& r);  // applies the headroom, writes the picture
+// Drops the plans whose peak memory exceeds capacity − headroom_gib from `rep.ranked` (counted in `rep.rejected` as
+// "out of memory (headroom N GiB)" and out of `feasible`) and recomputes the Pareto front.
+void apply_headroom(SweepReport& rep, double headroom_gib);
 nlohmann::json sweep(const nlohmann::json& request);
 
 // ---- merge ----
@@ -84,11 +106,15 @@ nlohmann::json merge(const nlohmann::json& request);
 struct ProfileRequest {
   std::vector<std::string> files;
   ProfileOptions options;
+  std::string svg;  // write the per-rank picture here ("" = none)
   std::string format = "table";
 };
 const OptionTable<ProfileRequest>& profile_options();
 ProfileRequest profile_request(const std::vector<OptionValue>& values);
-ProfileReport run_profile(const ProfileRequest& r);
+ProfileReport run_profile(const ProfileRequest& r);  // writes the picture when asked
+// The per-rank picture's data: the measured ranks; the slowest is the straggler of the cross-rank analysis (the rank
+// that arrives last at the collectives) when there is one, else the rank with the most compute (the others wait).
+RanksPicture ranks_picture(const ProfileReport& rep);
 nlohmann::json profile(const nlohmann::json& request);
 
 // ---- calibrate ----

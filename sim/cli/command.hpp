@@ -15,5 +15,6 @@ void add_merge(CLI::App& root, Action& action);
 void add_profile(CLI::App& root, Action& action);
 void add_calibrate(CLI::App& root, Action& action);
 void add_validate(CLI::App& root, Action& action);
+void add_compare(CLI::App& root, Action& action);
 
 }  // namespace parsim::cli

@@ -121,18 +121,32 @@ int main(int argc, char** argv) {
   parsim::cli::add_profile(app, action);
   parsim::cli::add_calibrate(app, action);
   parsim::cli::add_validate(app, action);
+  parsim::cli::add_compare(app, action);
 
   // `predict` is the default subcommand: insert it when the first argument is an option that is not global.
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  static const std::set<std::string> subcommands{"predict", "sweep", "merge", "profile", "calibrate", "validate"};
+  static const std::set<std::string> subcommands{"predict", "sweep",    "merge",  "profile",
+                                                 "calibrate", "validate", "compare"};
   static const std::set<std::string> global{"--help", "-h", "--version"};
   // A first word that is neither a command nor an option is a mistyped command (`parsim predcit …`).
   if (!args.empty() && !args[0].empty() && args[0][0] != '-' && !subcommands.count(args[0]))
     return fail("unknown command " + shown_arg(args[0]) +
                 did_you_mean(args[0], std::vector<std::string>(subcommands.begin(), subcommands.end())) +
-                "; commands: predict (the default), sweep, merge, profile, calibrate, validate");
+                "; commands: predict (the default), sweep, merge, profile, calibrate, validate, compare");
   if (!args.empty() && !subcommands.count(args[0]) && !global.count(args[0])) args.insert(args.begin(), "predict");
+  // `predict` with several plans (--plan repeated, or a comma list) is `compare`.
+  if (!args.empty() && args[0] == "predict") {
+    int plans = 0;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+      std::string v;
+      if (args[i] == "--plan" && i + 1 < args.size()) v = args[i + 1];
+      else if (args[i].rfind("--plan=", 0) == 0) v = args[i].substr(7);
+      else continue;
+      plans += 1 + static_cast<int>(std::count(v.begin(), v.end(), ','));
+    }
+    if (plans > 1) args[0] = "compare";
+  }
   if (args.empty()) {
     std::cout << app.help();
     return 0;

@@ -22,6 +22,7 @@ const FieldTable<StepReport>& headline_fields() {
     };
     num("step_time_s", &StepReport::step_time_s);
     num("mfu", &StepReport::mfu);
+    num("mfu_full_attention", &StepReport::mfu_full_attention);
     num("hfu", &StepReport::hfu);
     num("tflops_per_gpu", &StepReport::tflops_per_gpu);
     num("tokens_per_s", &StepReport::tokens_per_s);
@@ -50,6 +51,8 @@ const FieldTable<MemoryReport>& memory_fields() {
     gib("optimizer_gib", &MemoryReport::optimizer_gib);
     gib("activations_gib", &MemoryReport::activations_gib);
     gib("buffers_gib", &MemoryReport::buffers_gib);
+    gib("fp8_cache_gib", &MemoryReport::fp8_cache_gib);
+    gib("workspace_gib", &MemoryReport::workspace_gib);
     gib("overhead_gib", &MemoryReport::overhead_gib);
     f.push_back({"peak_stage", "", FieldType::Int, false, [](const MemoryReport& r) { return ojson(r.peak_stage); },
                  nullptr});
@@ -96,6 +99,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   using nlohmann::json;
   const ParamCounts pc = count_params(sc.model);
   json j = to_json(headline_fields(), r);
+  j["fits"] = r.memory.fits;  // also memory.fits; a plan that does not fit has this verdict first in "warnings"
   j["memory"] = to_json(memory_fields(), r.memory);
   j["model"] = {{"name", sc.model.name},
                 {"params", pc.total},
@@ -110,6 +114,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                 {"vocab", sc.model.vocab},
                 {"padded_vocab", padded_vocab(sc.model.vocab, sc.plan.tp)},
                 {"model_flops_per_step", r.model_flops_per_step},
+                {"model_flops_full_attention_per_step", r.model_flops_full_attention_per_step},
                 {"hardware_flops_per_step", r.hardware_flops_per_step}};
   if (sc.model.is_moe()) {
     j["model"]["experts"] = sc.model.experts;
@@ -127,7 +132,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
                {"vpp", p.vpp},
                {"sharding", to_string(p.sharding)},
                {"world", p.world()},
-               {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp)}};
+               {"layers_per_chunk", layers_per_chunk(sc.model.layers, p.pp, p.vpp, sc.train.split)}};
   for (Axis a : kAxes) plan[axis_name(a)] = p.degree(a);
   j["plan"] = plan;
   const TrainingConfig& t = sc.train;
@@ -173,12 +178,15 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   const Plan& p = sc.plan;
   const TrainingConfig& t = sc.train;
   const ParamCounts pc = count_params(sc.model);
+  // A plan that does not fit says so first (its step time is what it would take with enough memory).
+  if (!r.memory.fits) o << "!! " << does_not_fit_message(sc, r.memory) << "\n";
   o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4) << " B params";
   if (pc.active != pc.total) o << ", " << fmt_num(static_cast<double>(pc.active) / 1e9, 4) << " B active";
   o << ") on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node << " GPUs/node)\n";
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
     << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
-    << to_string(t.precision) << "  schedule " << to_string(t.schedule) << "\n";
+    << to_string(t.precision) << "  schedule " << to_string(t.schedule)
+    << (effective_optimizer_sync(t) == OptimizerSync::PostValidation ? " (optimizer post-validation)" : "") << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? "" : "  unfused attention") << "\n";
   if (sc.model.is_moe())
@@ -190,8 +198,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
       << (t.moe_a2a_overlap ? ", token exchange overlapped with another micro-batch" : "") << "\n";
   o << "\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
-  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu)
-    << (sc.model.is_moe() ? "  (active FLOPs)" : "") << "\n";
+  o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "  (" << (sc.model.is_moe() ? "active FLOPs, " : "")
+    << "causal attention; " << pct(r.mfu_full_attention) << " MFU counting the full s², Megatron ≤ core v0.11)\n";
   o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";
   o << "  tokens/s           " << fmt_fixed(r.tokens_per_s, 0) << " (job), "
     << fmt_fixed(r.tokens_per_s / p.world(), 0) << " per GPU\n";
@@ -201,7 +209,10 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << ")  on stage " << r.critical_stage << "\n\n";
   const MemoryReport& m = r.memory;
   o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
-  o << "    weights " << gib(m.weights_gib) << "  grads " << gib(m.grads_gib) << "  optimizer "
+  // DualPipe: every rank holds its stage and a copy of the mirror stage (ScheduleTraits::parameter_copies).
+  const int copies = p.pp > 1 ? schedule_traits(t.schedule).parameter_copies : 1;
+  o << "    weights " << gib(m.weights_gib) << (copies > 1 ? " (" + std::to_string(copies) + " copies)" : "")
+    << "  grads " << gib(m.grads_gib) << "  optimizer "
     << gib(m.optimizer_gib) << "  activations " << gib(m.activations_gib) << "  buffers " << gib(m.buffers_gib)
     << "\n";
   o << "    allocated peak " << gib(m.allocated_peak_gib) << "  + context/NCCL/fragmentation "
@@ -223,7 +234,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     if (train->has_cost) o << ", $" << fmt_fixed(train->cost_usd, 0);
     o << " (goodput " << fmt_fixed(train->goodput, 2) << ")\n";
   }
-  for (const auto& w : r.warnings) o << "  note: " << w << "\n";
+  for (const auto& w : r.warnings)
+    if (r.memory.fits || w.rfind("DOES NOT FIT", 0) != 0) o << "  note: " << w << "\n";
   return o.str();
 }
 

@@ -72,6 +72,8 @@ const FieldTable<PlanResult>& result_fields() {
         [](R& r, const json& v) { r.schedule = parse_schedule(v.get<std::string>()); });
     add("precision", "precision", T::Text, [](const R& r) { return ojson(to_string(r.precision)); },
         [](R& r, const json& v) { r.precision = parse_precision(v.get<std::string>()); });
+    add("stack", "stack", T::Text, [](const R& r) { return ojson(to_string(r.stack)); },
+        [](R& r, const json& v) { r.stack = parse_stack(v.get<std::string>()); });
     add("seq", "seq", T::Int, [](const R& r) { return ojson(r.seq); }, [](R& r, const json& v) { r.seq = v.get<std::int64_t>(); });
     add("gbs", "gbs", T::Int, [](const R& r) { return ojson(r.gbs); }, [](R& r, const json& v) { r.gbs = v.get<std::int64_t>(); });
     num("step_time_s", "step_time_s", &R::step_time_s);
@@ -201,6 +203,7 @@ const std::vector<TableColumn>& table_columns(bool train) {
       {"recompute", 10, false, [](const PlanResult& r) { return to_string(r.recompute); }},
       {"sp", 4, false, [](const PlanResult& r) { return std::string(r.sp ? "on" : "off"); }},
       {"schedule", 12, false, [](const PlanResult& r) { return to_string(r.schedule); }},
+      {"stack", 16, false, [](const PlanResult& r) { return to_string(r.stack); }},
       {"step s", 10, true, [](const PlanResult& r) { return fmt_fixed(r.step_time_s, 3); }},
       {"MFU", 8, true, [](const PlanResult& r) { return pct(r.mfu); }},
       {"tok/s/GPU", 11, true,

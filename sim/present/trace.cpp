@@ -1,8 +1,11 @@
 // Chrome-trace / Perfetto JSON of the simulated step (contract: docs/cli.md, Trace). One process per
 // pipeline stage, one thread per stream — compute, then one per parallel axis (tp, cp, ep, dp, pp: kAxes order) —,
 // X events in µs from the step's start, a memory counter per stage. The trace IS the simulation's timeline: its last
-// event ends at step_time_s. Passes are named F (forward), B (backward), Bi / W (a split backward's input- and
-// weight-gradient halves); the embedding and the LM head are drawn where the lowering placed them (TaskInfo::edges).
+// event ends at step_time_s — under --optimizer-sync post-validation the step time is the longest stage's span instead
+// (consecutive steps overlap; otherData says which). Passes are named F (forward), B (backward), "B input" and
+// "W weight" (a split backward's input- and weight-gradient halves, zero-bubble B and W), with "(F&B)" on the two
+// passes of an overlapped DualPipe pair; the embedding and the LM head are drawn where the lowering placed them
+// (TaskInfo::edges).
 // Every event is built with the JSON library (names are escaped) and has a `cat`egory (pass, layer, edge, optimizer,
 // pp, dp, tp, cp, ep); each pipeline send is a flow arrow (`s` on the sending pass, `f` on the receive); only tracks
 // that hold events are named; a trace beyond kMaxTraceEvents events is refused before anything is written.
@@ -31,8 +34,8 @@ const char* pass_letter(TaskKind k) {
   switch (k) {
     case TaskKind::Forward: return "F";
     case TaskKind::Backward: return "B";
-    case TaskKind::BackwardInput: return "Bi";
-    case TaskKind::BackwardWeight: return "W";
+    case TaskKind::BackwardInput: return "B input";
+    case TaskKind::BackwardWeight: return "W weight";
     default: return "?";
   }
 }
@@ -96,6 +99,7 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
   const Lowered& lw = ex.lowered;
   const auto& tl = ex.timeline;
   const Plan& pl = sc.plan;
+  const PipelinePlacement& place = k.placement;
 
   // The size first, so that a trace too large to open is refused before anything is written: one event per task, a
   // flow pair per pipeline receive, a counter per memory sample and, with layer detail, at most four children per
@@ -111,10 +115,13 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
     throw InputError("--trace '" + path + "' would hold " + std::to_string(events) + " events for " +
                      std::to_string(lw.microbatches) + " micro-batches (at most " + std::to_string(kMaxTraceEvents) +
                      ", about 0.4 GB, which trace viewers still open): trace a smaller --gbs or a larger --mbs" +
-                     (layer_detail ? std::string(", or drop --trace-layers") : std::string()));
+                     (layer_detail ? std::string(", or --trace-detail passes") : std::string()));
 
   std::ofstream f = open_output_file(path, "--trace file");
-  json other{{"generator", std::string("parsim ") + PARSIM_VERSION}, {"plan", pl.to_string()},
+  json other{{"generator", std::string("parsim ") + PARSIM_VERSION},
+             {"plan", pl.to_string()},
+             {"schedule", to_string(sc.train.schedule)},
+             {"optimizer_sync", to_string(effective_optimizer_sync(sc.train))},
              {"step_time_s", r.step_time_s}};
   f << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << dump_output(other, -1) << ",\"traceEvents\":[";
   Writer w(f);
@@ -133,8 +140,9 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
         const PassKind pk = pass_kind(ti.kind);
         const PassCost& tc = lw.cost(ti);
         std::string name = std::string(pass_letter(ti.kind)) + " mb" + std::to_string(ti.microbatch) +
-                           (pl.vpp > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
-                           std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
+                           (place.chunks > 1 ? " c" + std::to_string(ti.chunk) : "") + " L" +
+                           std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1) +
+                           (ti.edges & kPaired ? " (F&B)" : "");
         json args{{"microbatch", ti.microbatch},
                   {"chunk", ti.chunk},
                   {"layers", std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1)},
@@ -232,16 +240,14 @@ void write_trace(const std::string& path, const Scenario& sc, const Evaluator& e
   for (const MemorySample& m : ev.memory_samples()) w.counter(m.stage, us(m.time_ns), m.bytes / kGiB);
   // Names of the stages and of the tracks that hold events (no empty tracks).
   for (int s = 0; s < pl.pp; ++s) {
-    int first = -1, last = -1;
-    for (int c = 0; c < pl.vpp; ++c) {
-      int vs = c * pl.pp + s, lo = 0;
-      for (int i = 0; i < vs; ++i) lo += k.layers_per_chunk[i];
-      if (first < 0) first = lo;
-      last = lo + k.layers_per_chunk[vs] - 1;
+    // "stage s (layers a-b)" for one chunk; with several, each chunk's range ("c1 L16-17") is in its passes' names.
+    std::string layers;
+    if (place.chunks == 1) {
+      int lo = 0;
+      for (int i = 0; i < s; ++i) lo += k.layers_per_chunk[i];
+      layers = " (layers " + std::to_string(lo) + "-" + std::to_string(lo + k.layers_per_chunk[s] - 1) + ")";
     }
-    w.meta(s, -1, "process_name", "stage " + std::to_string(s) + (pl.vpp == 1 ? " (layers " + std::to_string(first) +
-                                                                                    "-" + std::to_string(last) + ")"
-                                                                              : ""));
+    w.meta(s, -1, "process_name", "stage " + std::to_string(s) + layers);
     if (w.used(s, kCompute)) w.meta(s, kCompute, "thread_name", "compute");
     for (Axis a : kAxes)
       if (w.used(s, track(a))) w.meta(s, track(a), "thread_name", axis_name(a));

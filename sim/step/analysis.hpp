@@ -12,12 +12,23 @@ namespace parsim {
 // ---- memory ----
 struct StaticMemory {
   double weights = 0, grads = 0, optimizer = 0;  // bytes on one rank of the stage
+  double fp8_cache = 0;   // Transformer Engine's fp8 weight + transpose copies kept across the step's micro-batches
+  double workspace = 0;   // library workspaces allocated through PyTorch (Transformer Engine's cuBLAS workspace)
+  double total() const { return weights + grads + optimizer + fp8_cache + workspace; }
 };
-// Parameters one rank of the stage holds (after TP): its chunks' layers, the embedding on the first, the head on the last.
-double stage_param_count(const StepCosts& costs, const Plan& plan, int stage);
-// The same split into dense parameters (reduced and sharded over DP×CP; embedding and head included) and routed-expert
-// parameters (over the expert-DP group).
-RankParams stage_params(const StepCosts& costs, const Plan& plan, int stage);
+// Parameters one rank of the stage holds (after TP / EP / ETP): its chunks' layers (PipelinePlacement: both copies
+// under DualPipe), the embedding with the first virtual stage, the head with the last — split into dense parameters
+// (reduced and sharded over DP×CP; embedding and head included) and routed-expert parameters (over expert-DP).
+RankParams stage_params(const StepCosts& costs, int stage);
+double stage_param_count(const StepCosts& costs, int stage);  // stage_params(...).total()
+// Bytes per layer and micro-batch that a split backward keeps from B to W (Qi et al. 2024 Table 1: W needs the inputs
+// X of the layer's weight GEMMs and their output gradients dY), for layers of `kind`, and the same for the embedding
+// and the LM head.
+struct WeightGradRetained {
+  double per_layer = 0, embed = 0, head = 0;
+};
+WeightGradRetained weight_grad_retained_bytes(const Scenario& sc, LayerKind kind);
+WeightGradRetained weight_grad_retained_bytes(const Scenario& sc);  // representative layer kind
 StaticMemory static_memory(const Scenario& sc, const StepCosts& costs, int stage);
 double overhead_bytes(const Scenario& sc, double allocated_bytes);  // CUDA context, NCCL, allocator fragmentation
 // Memory per stage from allocation events along the executed timeline; fills the report's memory section and the
@@ -37,10 +48,12 @@ void compute_metrics(const Scenario& sc, const StepCosts& costs, const ExecutedS
 void finish_throughput(const Scenario& sc, StepReport& rep);
 
 // ---- the periodic steady state ----
-// Whether the step may be simulated for 2p and 3p micro-batches and extended (ScheduleTraits::periodic, enough
-// micro-batches, no timeline kept), and the extension itself: every time-like quantity linear in M.
+// The two micro-batch counts the extension plays out: g·pp and (g+1)·pp, g = ScheduleTraits::steady_groups.
+std::pair<std::int64_t, std::int64_t> steady_state_runs(const Scenario& sc);
+// Whether the step may be simulated for those two counts and extended (a periodic schedule, more micro-batches than
+// (g+2)·pp, both runs valid shapes of the schedule, no timeline kept), and the extension itself: every time-like
+// quantity linear in M.
 bool steady_state_extendable(const Scenario& sc, bool keep_timeline, std::int64_t microbatches);
-constexpr std::int64_t kSteadyGroupsShort = 2, kSteadyGroupsLong = 3;
 StepReport extend_steady_state(const Scenario& sc, const StepReport& a, const StepReport& b, std::int64_t m1,
                                std::int64_t m2, std::int64_t m);
 

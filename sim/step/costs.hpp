@@ -71,6 +71,19 @@ struct LayerKindCosts {
   RankParams params;  // dense (reduced over DP×CP) and expert (reduced over the expert-DP group) parameters per rank
 };
 
+// An F&B pair (DualPipe, DeepSeek-V3 report §3.2.1: "overlap the computation and communication within a pair of
+// individual forward and backward chunks"): the in-pass communication of each pass (TP, CP, EP — what PassCost
+// counts as exposed) runs while the other pass computes, so it is hidden up to the other's compute time; while it
+// runs, the communication kernels take SMs from that compute (the device's comm_compute_slowdown, as the engine
+// charges for communication streams). How one pass of the pair changes, applied to each of its segments:
+struct PairOverlap {
+  double keep_exposed = 1;   // factor on its exposed communication (what the partner's compute does not hide)
+  double compute_scale = 1;  // factor on its compute (SM contention from the partner's hidden communication)
+  PassCost apply(const PassCost& c) const;
+};
+// The two passes' whole costs → how each changes (first for `a`, second for `b`).
+std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCost& b, double comm_compute_slowdown);
+
 // Everything the lowering needs, computed once per scenario from the cost models.
 struct StepCosts {
   // The model's distinct layer kinds (in order of first appearance), each costed once; a range of layers costs
@@ -84,11 +97,13 @@ struct StepCosts {
   PassCosts head;                     // last virtual stage: final norm, LM head, loss
   double p2p_s = 0;                   // one activation (or gradient) transfer between adjacent pipeline stages
   double p2p_bytes = 0;
-  std::vector<int> layers_per_chunk;  // pp·vpp chunks, index = chunk·pp + stage
+  std::vector<int> layers_per_chunk;  // pp·vpp pieces, index = virtual stage (PipelinePlacement::vstage)
+  PipelinePlacement placement;        // where the virtual stages sit (the schedule's)
   // Parameters held per rank (after TP / EP / ETP split), for gradient/parameter traffic and the optimizer.
   double layer_params = 0;            // kinds[0].params.total(): every layer's when the model is uniform
   double embed_params = 0, head_params = 0;
-  // Data-parallel group (DP×CP: gradients reduce over both, Megatron-Core) and HSDP sub-groups.
+  // Data-parallel group (DP×CP: gradients reduce over both, Megatron-Core) and HSDP sub-groups. A schedule with two
+  // parameter copies (DualPipe) reduces each copy's gradients together with its mirror stage's: the group doubles.
   GroupShape dp_group, shard_group, replica_group;
   int shard_degree = 1;               // ZeRO/FSDP sharding degree of optimizer state
   // Expert parameters (MoE layers): reduced and sharded over the expert-data-parallel group (Megatron-Core's

@@ -4,6 +4,7 @@
 #include "sim/step/analysis.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace parsim {
 
@@ -24,6 +25,16 @@ Scenario with_microbatches(Scenario sc, std::int64_t m) {
   return sc;
 }
 
+// The report's warnings, most important first: a plan that does not fit says so before anything else (issue 9 item
+// 8: the headline of the table and the first `warnings` entry, not only the memory line), then the plan's remarks.
+std::vector<std::string> report_warnings(const Scenario& sc, const StepReport& r) {
+  std::vector<std::string> w;
+  if (!r.memory.fits)
+    w.push_back(does_not_fit_message(sc, r.memory));
+  for (auto& x : plan_warnings(sc.plan, sc.model, sc.hw, sc.train)) w.push_back(std::move(x));
+  return w;
+}
+
 }  // namespace
 
 StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
@@ -34,15 +45,15 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
   }
   const std::int64_t M = sc.train.micro_batches(sc.plan);
   if (!opt.schedule && steady_state_extendable(sc, opt.keep_timeline, M)) {
-    const std::int64_t m1 = kSteadyGroupsShort * sc.plan.pp, m2 = kSteadyGroupsLong * sc.plan.pp;
+    const auto [m1, m2] = steady_state_runs(sc);
     const StepReport a = simulate(with_microbatches(sc, m1), opt);
     const StepReport b = simulate(with_microbatches(sc, m2), opt);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
-    r.warnings = plan_warnings(sc.plan, sc.model, sc.hw, sc.train);
+    r.warnings = report_warnings(sc, r);
     return r;
   }
   StepReport rep = simulate(sc, opt);
-  rep.warnings = plan_warnings(sc.plan, sc.model, sc.hw, sc.train);
+  rep.warnings = report_warnings(sc, rep);
   return rep;
 }
 
@@ -55,6 +66,15 @@ StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
   st_->samples.clear();
   timeline_memory(sc, st_->costs, st_->ex, rep, opt.keep_timeline ? &st_->samples : nullptr);
   return rep;
+}
+
+std::string does_not_fit_message(const Scenario& sc, const MemoryReport& m) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "DOES NOT FIT: stage %d needs %.2f GiB (%.2f GiB of live tensors + context, NCCL, allocator) but one "
+                "%s has %.2f GiB",
+                m.peak_stage, m.peak_gib, m.allocated_peak_gib, sc.hw.gpu.name.c_str(), m.capacity_gib);
+  return buf;
 }
 
 const ExecutedStep& Evaluator::executed() const { return st_->ex; }

@@ -43,6 +43,10 @@ private:
   std::unique_ptr<State> st_;
 };
 
+// The one-line verdict of a plan that does not fit ("DOES NOT FIT: stage 1 needs 204.40 GiB … but one NVIDIA B200
+// has 178.35 GiB"): the first entry of StepReport::warnings and the table's headline when memory.fits is false.
+std::string does_not_fit_message(const Scenario& sc, const MemoryReport& m);
+
 // Cheap pre-check for the sweep: memory of the most loaded stage from the closed-form in-flight counts of the
 // schedule (no simulation). Returns peak_gib as evaluate() would, within its model.
 MemoryReport estimate_memory(const Scenario& sc);

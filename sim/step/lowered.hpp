@@ -20,8 +20,9 @@ constexpr PassKind pass_kind(TaskKind k) { return static_cast<PassKind>(k); }
 // Passes that end a micro-batch's backward on a chunk and free its activations: the combined backward or W.
 constexpr bool ends_backward(TaskKind k) { return k == TaskKind::Backward || k == TaskKind::BackwardWeight; }
 
-// Edge work carried by a compute segment (bits): the embedding, the LM head + loss (edge_work in costs/edges.cpp).
-enum : std::uint8_t { kEdgeEmbedding = 1, kEdgeHead = 2 };
+// Edge work carried by a compute segment (bits): the embedding, the LM head + loss (edge_work in costs/edges.cpp);
+// kPaired: the pass runs as half of an overlapped F&B pair (PipeOp::overlapped_with_next).
+enum : std::uint8_t { kEdgeEmbedding = 1, kEdgeHead = 2, kPaired = 4 };
 
 struct TaskInfo {
   TaskKind kind;
@@ -34,7 +35,7 @@ struct TaskInfo {
   float bytes;          // communication payload
   std::uint32_t cost_id;  // compute tasks: index into Lowered::costs (the composition of the duration)
   std::uint32_t gather;   // compute segments under ZeRO-3/FSDP: the task that all-gathers their parameters
-  std::uint8_t edges = 0; // compute segments: kEdgeEmbedding | kEdgeHead
+  std::uint8_t edges = 0; // compute segments: kEdgeEmbedding | kEdgeHead | kPaired
 };
 constexpr std::uint32_t kNoTask = 0xffffffffu;
 
@@ -45,6 +46,7 @@ struct Lowered {
   const PassCost& cost(const TaskInfo& ti) const { return costs[ti.cost_id]; }
   std::vector<engine::StreamId> compute_stream, pp_stream, dp_stream;  // per stage
   int microbatches = 0;
+  bool splits_backward = false;  // some pass is a B/W half (memory then tracks what W keeps)
 };
 
 // Builds the step's task graph for one representative rank per pipeline stage, in the order `schedule` gives (empty:
@@ -63,6 +65,7 @@ struct Scratch {
   std::vector<MemEvent> merged;
   std::vector<std::vector<TimeInterval>> comp, pass, dp, pp;
   std::vector<TimeInterval> tmp1, tmp2, tmp3, tmp4, tmp5, tmp6;
+  std::vector<TimeInterval> span, pass_span;  // per stage: all its tasks, its passes
 };
 
 struct ExecutedStep {

@@ -18,6 +18,8 @@ struct MemoryReport {
   bool fits = false;
   double weights_gib = 0, grads_gib = 0, optimizer_gib = 0, activations_gib = 0;  // at the peak, that GPU
   double buffers_gib = 0;         // gathered ZeRO-3/FSDP parameters, communication buckets, logits
+  double fp8_cache_gib = 0;       // fp8 weight + transpose caches (Transformer Engine, --precision fp8)
+  double workspace_gib = 0;       // library workspaces allocated as tensors (Transformer Engine cuBLAS workspace)
   double overhead_gib = 0;        // CUDA context + NCCL + allocator fragmentation (peak_gib − allocated_peak_gib)
   int peak_stage = 0;
   std::vector<double> per_stage_peak_gib;
@@ -38,14 +40,18 @@ struct StageMetrics {
 
 struct StepReport {
   double step_time_s = 0;
+  // Model / hardware FLOPs utilisation with the causal attention core counted as causal (half of s², Megatron-Core
+  // ≥ v0.12); mfu_full_attention counts the full s² as Megatron-LM ≤ core v0.11, PaLM and nanoGPT do (README "Metrics").
   double mfu = 0, hfu = 0;
-  double tflops_per_gpu = 0;    // model TFLOP/s per GPU
+  double mfu_full_attention = 0;
+  double tflops_per_gpu = 0;    // model TFLOP/s per GPU (causal count)
   double tokens_per_s = 0;      // whole job
   double bubble_fraction = 0;
   double window_s = 0;          // pipeline window: first forward start to last backward end, over all stages
   double exposed_comm_s = 0;    // critical-path stage's exposed communication
   PerAxis<double> exposed_by_kind_s{};
-  double model_flops_per_step = 0, hardware_flops_per_step = 0;
+  double model_flops_per_step = 0, hardware_flops_per_step = 0;  // causal count
+  double model_flops_full_attention_per_step = 0;                 // full-s² count
   std::int64_t microbatches = 0;
   std::int64_t events = 0;      // events the engine executed
   std::int64_t simulated_microbatches = 0;  // micro-batches played out (fewer than microbatches when the periodic

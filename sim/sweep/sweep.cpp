@@ -36,7 +36,8 @@ bool ranks_before(const PlanResult& a, const PlanResult& b) {
   const std::string pa = a.plan.to_string(), pb = b.plan.to_string();
   const std::string ra = to_string(a.recompute), rb = to_string(b.recompute);
   const std::string sa = to_string(a.schedule), sb = to_string(b.schedule);
-  return std::tie(pa, a.mbs, ra, a.sp, sa) < std::tie(pb, b.mbs, rb, b.sp, sb);
+  const std::string ka = to_string(a.stack), kb = to_string(b.stack);
+  return std::tie(pa, a.mbs, ra, a.sp, sa, ka) < std::tie(pb, b.mbs, rb, b.sp, sb, kb);
 }
 
 std::vector<PlanResult> pareto_front(const std::vector<PlanResult>& ranked) {
@@ -56,6 +57,7 @@ void fill_identity(const Scenario& sc, PlanResult& r) {
   r.recompute = sc.train.recompute;
   r.schedule = sc.train.schedule;
   r.precision = sc.train.precision;
+  r.stack = sc.train.stack;
   r.sp = sc.train.sp;
 }
 
@@ -141,9 +143,17 @@ std::vector<std::string> result_flags(const PlanResult& r) {
   in.train.mbs = r.mbs;
   in.train.recompute = r.recompute;
   in.train.sp = r.sp;
+  in.train.sp_auto = r.plan.tp == 1;  // tp > 1: --sp or --no-sp explicitly (predict's default depends on the stack)
   in.train.precision = r.precision;
   in.train.schedule = r.schedule;
+  in.train.stack = r.stack;
   return options_to_flags(scenario_options(), in, kUsePerRow, 0, /*include_defaults=*/true);
+}
+
+std::vector<Stack> sweep_stacks(const SweepSetup& setup) {
+  if (!setup.stacks.empty()) return setup.stacks;
+  const Stack s = setup.base.train.stack;
+  return {s == Stack::Auto ? Stack::Megatron : s};
 }
 
 std::vector<std::string> sweep_base_flags(const ScenarioInput& in) {
@@ -193,6 +203,12 @@ std::string filter_text(const SpaceFilter& f) {
   return s;
 }
 
+std::string stacks_text(const std::vector<Stack>& stacks) {
+  std::string s;
+  for (Stack k : stacks) s += (s.empty() ? "" : ",") + to_string(k);
+  return s;
+}
+
 double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 }  // namespace
@@ -213,8 +229,15 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   base.hw = resolve_hardware(setup.base.gpu, setup.base.gpus_per_node);
   base.train = sweep_base_training(setup.base, base.model);
 
-  // Space.
-  const std::vector<Candidate> space = enumerate_space(base.model, base.hw, setup.gpus, base.train, setup.filter);
+  // Space: the plan space once per stack compared (stack-major, so each stack's candidates keep the space's order).
+  const std::vector<Stack> stacks = sweep_stacks(setup);
+  std::vector<Candidate> space;
+  for (Stack k : stacks) {
+    TrainingConfig t = base.train;
+    t.stack = k;
+    auto part = enumerate_space(base.model, base.hw, setup.gpus, t, setup.filter);
+    space.insert(space.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
   if (space.empty())
     throw InputError("no valid plan for " + std::to_string(setup.gpus) + " GPUs with " + base.model.name + " (" +
                      std::to_string(base.model.heads) + " heads, " + std::to_string(base.model.layers) +
@@ -269,6 +292,7 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   rep.gbs = base.train.gbs;
   rep.precision = to_string(base.train.precision);
   rep.space = filter_text(setup.filter);
+  rep.space += (rep.space.empty() ? "" : " ") + std::string("--stack ") + stacks_text(stacks);
   rep.base_flags = sweep_base_flags(setup.base);
   rep.shards = {opt.shard_index};
   rep.shard_index = opt.shard_index;

@@ -27,7 +27,13 @@ struct SweepSetup {
   ScenarioInput base;  // model, gpu, gpus_per_node, seq, gbs (0 = sweep_default_gbs), precision, framework options
   int gpus = 0;
   SpaceFilter filter;
+  // The software stacks compared (`--stack megatron,pytorch`). A sweep never switches stacks on its own: empty = one
+  // stack, base.train.stack, or Megatron when that is auto (then fsdp/zero2/zero3/hsdp are Megatron-FSDP, not
+  // PyTorch's FSDP/DeepSpeed — see sweep_stacks). Every result names its stack.
+  std::vector<Stack> stacks;
 };
+// The stacks a sweep evaluates (SweepSetup::stacks).
+std::vector<Stack> sweep_stacks(const SweepSetup& setup);
 
 struct SweepOptions {
   int threads = 0;                                // 0 = TBB's default (all hardware threads)
@@ -49,6 +55,7 @@ struct PlanResult {
   Recompute recompute = Recompute::None;
   Schedule schedule = Schedule::OneFOneB;
   Precision precision = Precision::BF16;
+  Stack stack = Stack::Megatron;  // the software stack this plan was evaluated with
   bool sp = false;
   Verdict verdict = Verdict::Fits;
   std::string reason;  // why it is not feasible (empty when it fits)
@@ -65,7 +72,7 @@ struct PlanResult {
 };
 
 // Total order used for ranking: step time, then peak memory, then the plan's identity (plan string, mbs, recompute,
-// sp, schedule, compared as text) — independent of thread count and of which shard found the plan.
+// sp, schedule, stack, compared as text) — independent of thread count and of which shard found the plan.
 bool ranks_before(const PlanResult& a, const PlanResult& b);
 // Pareto front of (step time, peak memory) over `ranked` (already sorted by ranks_before): plans no other plan beats
 // on both. Returned fastest first (and so with strictly falling memory).

@@ -251,6 +251,57 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(a.clean_error());
   CHECK(b.clean_error());
   CHECK(a.err == b.err);
-  CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, pytorch)") != std::string::npos);
+  CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, megatron-legacy, pytorch)") != std::string::npos);
   CHECK(run_parsim("--model llama7b --plan tp8 --tp-comm-overlap --no-tp-comm-overlap").clean_error());
+}
+
+TEST_CASE("predict --svg writes the picture of the step; an unwritable path is a one-line error") {
+  const std::string path = "cli_step_" + std::to_string(getpid()) + ".svg";
+  const Run r = run_parsim("--model llama7b --plan tp8pp2dp4 --gbs 16 --format json --svg " + path);
+  CHECK(r.status == 0);
+  CHECK(json::parse(r.out).contains("step_time_s"));  // stdout is still the JSON alone
+  const std::string svg = slurp(path);
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  std::remove(path.c_str());
+  const Run bad = run_parsim("--model llama7b --plan tp8pp2dp4 --svg /nonexistent-dir/step.svg");
+  CHECK(bad.clean_error());
+  CHECK(bad.err.find("--svg '/nonexistent-dir/step.svg'") != std::string::npos);
+}
+
+TEST_CASE("compare: several plans side by side; predict with several plans is compare") {
+  const Run a = run_parsim("compare --model llama7b --plan tp8pp2dp4 --plan tp4pp4dp4");
+  const Run b = run_parsim("--model llama7b --plan tp8pp2dp4,tp4pp4dp4");
+  const Run c = run_parsim("predict --model llama7b --plan tp8pp2dp4 --plan=tp4pp4dp4");
+  CHECK(a.status == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out == c.out);
+  CHECK(a.out.find("where the time goes, against the best plan") != std::string::npos);
+  // One line per plan under that heading: each plan's name starts one.
+  CHECK(a.out.find("    tp8pp2dp4: ") != std::string::npos);
+  CHECK(a.out.find("    tp4pp4dp4: ") != std::string::npos);
+  const json j = json::parse(run_parsim("compare --model llama7b --plan tp8pp2dp4,tp4pp4dp4 --format json").out);
+  CHECK(j["plans"].size() == 2);
+  CHECK(j["plans"][0]["versus_best"].is_string());
+  // One plan is not a comparison; a bad plan is the predict error.
+  CHECK(run_parsim("compare --model llama7b --plan tp8pp2dp4").clean_error());
+  CHECK(run_parsim("compare --model llama7b --plan tp8pp2dp4,tp3").clean_error());
+  CHECK(run_parsim("compare --model llama7b --plan tp8pp2dp4,,tp4").clean_error());
+}
+
+TEST_CASE("predict --advice adds the advice to the JSON; sweep --headroom-gib and profile --svg") {
+  const json p = json::parse(run_parsim("--model llama7b --plan dp8 --gbs 8 --format json --advice").out);
+  REQUIRE(p.contains("advice"));
+  CHECK(p["advice"]["notes"][0].get<std::string>().rfind("does not fit by", 0) == 0);
+  CHECK_FALSE(json::parse(run_parsim("--model llama7b --plan dp8 --gbs 8 --format json").out).contains("advice"));
+  CHECK(run_parsim("--model llama7b --plan dp8 --gbs 8").out.find("advice (from the simulated numbers)") !=
+        std::string::npos);
+  CHECK(run_parsim("sweep --model llama7b --gpus 8 --headroom-gib -1").clean_error());
+  CHECK(run_parsim("sweep --model llama7b --gpus 8 --headroom-gib lots").clean_error());
+  const std::string svg = "cli_ranks_" + std::to_string(getpid()) + ".svg";
+  const Run r = run_parsim(std::string("profile ") + PARSIM_TEST_DATA +
+                           "/profiles/hta-nccl-meta-2rank-a100/nccl_data.json.gz --svg " + svg);
+  CHECK(r.status == 0);
+  CHECK(slurp(svg).find("parsim profile: 1 rank") != std::string::npos);
+  std::remove(svg.c_str());
 }

@@ -141,6 +141,11 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
        "got '1e308T'"},
       {"unwritable --trace (a directory)", "--model llama7b --plan dp8 --trace " + dir("cat_trace_dir"), "cat_trace_dir"},
       {"unwritable --trace (no such directory)", "--model llama7b --plan dp8 --trace no/such/dir/t.json", "no/such/dir/t.json"},
+      {"unwritable --svg (a directory)", "--model llama7b --plan dp8 --svg " + dir("cat_svg_dir"), "cat_svg_dir"},
+      {"unwritable sweep --svg (no such directory)", "sweep --model llama7b --gpus 8 --tp 8 --svg no/such/dir/s.svg",
+       "no/such/dir/s.svg"},
+      {"compare: one plan", "compare --model llama7b --plan dp8", "compare needs at least two plans"},
+      {"sweep: negative headroom", "sweep --model llama7b --gpus 8 --headroom-gib -4", "--headroom-gib"},
       {"plan: tp does not divide the heads", "--model llama7b --plan tp3", "tp3 does not divide the 32 attention heads"},
       {"plan: more stages than layers", "--model llama7b --plan pp64", "pp64 = 64 pipeline chunks exceed the 32 layers"},
       {"plan: degree beyond 2^20", "--model llama7b --plan dp99999999", "'dp99999999' in 'dp99999999' is too large"},
@@ -175,6 +180,17 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
        write_temp("hw_eff2.json", R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1e-300, "hbm_efficiency": 1e-300}}})"),
        "plans could not be simulated; the first, tp1pp1dp8zero1 mbs 1 recompute none: the simulated step is beyond parsim's clock"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
+      // Schedule preconditions (plans/schedule.cpp schedule_precondition_error).
+      {"schedule: dualpipe on an odd pp", "--model llama7b --plan pp3 --gbs 12 --schedule dualpipe",
+       "it needs an even pp, got pp3"},
+      {"schedule: dualpipe with fewer than 2 pp micro-batches", "--model llama7b --plan pp4 --gbs 6 --schedule dualpipe",
+       "at least 2 × pp = 8 micro-batches"},
+      {"schedule: dualpipe with an odd micro-batch count", "--model llama7b --plan pp4 --gbs 9 --schedule dualpipe",
+       "even micro-batch count"},
+      {"schedule: zb-v without vpp2", "--model llama7b --plan pp4 --schedule zb-v", "it needs vpp2 in the plan"},
+      {"schedule: zb-h1 with vpp", "--model llama7b --plan pp4vpp2 --schedule zb-h1", "not zb-h1"},
+      {"schedule: unknown name", "--model llama7b --plan pp4 --schedule zb-h3", "'zb-h3' is not valid"},
+      {"flag: unknown optimizer sync", "--model llama7b --plan pp4 --optimizer-sync sometimes", "'sometimes'"},
   });
 }
 

@@ -109,8 +109,15 @@ TEST_CASE("working, embedding and output activation bytes") {
   // (⌈50257/1024⌉·1024): 4sbh/t + 4·s·b·51200/t.
   CHECK(output_activation_bytes(g, 1, 2048, opts(8, true, Recompute::None, false)) ==
         doctest::Approx(4 * sbh / t + 4 * s * 51200 / t));
-  // Without SP the two hidden-sized inputs (final norm, LM head) are replicated: 4sbh + fp32 logits.
+  // Without SP the two hidden-sized inputs (final norm, LM head) are replicated: 4sbh + the logits.
   CHECK(output_activation_bytes(g, 1, 2048, opts(8, false, Recompute::None, false)) ==
         doctest::Approx(4 * sbh + 4 * s * 51200 / t));
+  // Megatron's loss keeps the 16-bit logits and their fp32 upcast (cross_entropy.py): 2 + 4 = 6 B per logit.
+  ActivationOptions up = opts(8, true, Recompute::None, false);
+  up.loss_upcasts_logits = true;
+  CHECK(output_activation_bytes(g, 1, 2048, up) == doctest::Approx(4 * sbh / t + 6 * s * 51200 / t));
+  // fp32 training: .float() returns the same tensor, 4 B.
+  up.precision = Precision::FP32;
+  CHECK(output_activation_bytes(g, 1, 2048, up) == doctest::Approx(8 * sbh / t + 4 * s * 51200 / t));
   CHECK_THROWS_AS(activation_bytes_per_layer(g, 1, 2048, opts(0, false, Recompute::None, false)), InputError);
 }

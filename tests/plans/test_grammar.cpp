@@ -111,7 +111,10 @@ TEST_CASE("schedule and sharding names") {
   CHECK(parse_schedule("1F1B") == Schedule::OneFOneB);
   CHECK(parse_schedule("interleaved") == Schedule::Interleaved);
   CHECK(to_string(Schedule::OneFOneB) == "1f1b");
-  CHECK(error_of([] { parse_schedule("zb-h1"); }) == doctest::Contains("'zb-h1'"));
+  CHECK(parse_schedule("ZB-H1") == Schedule::ZBH1);
+  CHECK(parse_schedule("zbv") == Schedule::ZBV);
+  CHECK(to_string(Schedule::DualPipeV) == "dualpipev");
+  CHECK(error_of([] { parse_schedule("zb-h3"); }) == doctest::Contains("'zb-h3'"));
   CHECK(parse_sharding("2") == Sharding::Zero2);
   CHECK(parse_sharding("ZERO3") == Sharding::Zero3);
   CHECK(parse_sharding("fsdp") == Sharding::FSDP);

@@ -97,8 +97,17 @@ TEST_CASE("group_shape: placement on nodes and NIC sharing") {
 
 TEST_CASE("group_shape: uneven straddling reports the worst group") {
   // tp2 dp3 pp4 on 8-GPU nodes (24 GPUs, 3 nodes). DP groups: stride 2, 3 members; group {0,2,4} stays in node 0, but
-  // {6,8,10} has rank 6 on node 0 and 8,10 on node 1 → worst group spans 2 nodes, per_node ⌈3/2⌉ = 2.
+  // {6,8,10} has rank 6 on node 0 and 8,10 on node 1 → worst group spans 2 nodes unevenly (1 + 2). The collective
+  // model prices groups of per_node × nodes ranks, so the shape is the nearest even one that is not cheaper: the
+  // fewest nodes ≥ 2 dividing 3 → 3 nodes × 1 rank (3 = 1 × 3, at least as many network crossings as 1 + 2).
   // GPUs whose DP group leaves their node: node 0: 6, 7 (2); node 1: 8–15 (groups {6,8,10},{7,9,11},{12,14,16},
   // {13,15,17}) = 8; node 2: 16, 17 (2) → busiest node 8.
-  check_shape(group_shape(parse_plan("tp2dp3pp4"), GroupKind::DP, 8), 3, 2, 2, 8);
+  check_shape(group_shape(parse_plan("tp2dp3pp4"), GroupKind::DP, 8), 3, 1, 3, 8);
+  // Uneven straddling on 72-GPU NVL72 "nodes": tp8 dp16 → DP stride 8, ranks 0,8,…,120; the group of tp rank 0 has
+  // 9 members on node 0 (0..64) and 7 on node 1 → 2 nodes, 16 = 8 × 2. Always per_node × nodes = size, the shape the
+  // collective model accepts (hardware/collectives.cpp rejects any other). Every one of the 8 DP groups leaves node 0,
+  // so all 72 GPUs of node 0 share its NICs.
+  const GroupShape nvl = group_shape(parse_plan("tp8dp16"), GroupKind::DP, 72);
+  CHECK(nvl.per_node * nvl.nodes == nvl.size);
+  check_shape(nvl, 16, 8, 2, 72);
 }

@@ -31,13 +31,19 @@ TEST_CASE("resolve_training: every auto value, derived") {
   const ModelSpec m = test::llama2_7b();
   TrainingConfig in = ScenarioInput::input_defaults();
   // tp8pp2dp4, zero0: seq → the model's 4096; gbs → ⌈4,194,304 / 4096⌉ = 1024, a multiple of dp·mbs = 4;
-  // schedule → 1F1B (vpp 1); stack → Megatron (zero0); TP overlap off (no --sp); bucket → Megatron-Core
-  // max(40M, 1M × dp·cp = 4M) = 40M elements × 4 B (fp32 main grads) = 160 MB.
+  // schedule → 1F1B (vpp 1); stack → Megatron (zero0); sequence parallelism on (Megatron with tp > 1, 4096 % 8 = 0);
+  // TP overlap off (Megatron-LM's default, recipes opt in); flash attention and both DP overlaps on; bucket →
+  // Megatron-Core max(40M, 1M × dp·cp = 4M) = 40M elements × 4 B (fp32 main grads) = 160 MB.
   const TrainingConfig a = resolve_training(parse_plan("tp8pp2dp4"), m, in);
   CHECK(a.seq == 4096);
   CHECK(a.gbs == 1024);
   CHECK(a.schedule == Schedule::OneFOneB);
   CHECK(a.stack == Stack::Megatron);
+  CHECK(a.sp);
+  CHECK_FALSE(a.sp_auto);
+  CHECK(a.flash_attention);
+  CHECK(a.overlap_grad_reduce);
+  CHECK(a.overlap_param_gather);
   CHECK_FALSE(a.tp_comm_overlap);
   CHECK_FALSE(a.tp_comm_overlap_auto);
   CHECK(a.bucket_bytes == 160e6);
@@ -47,9 +53,31 @@ TEST_CASE("resolve_training: every auto value, derived") {
   const TrainingConfig again = resolve_training(parse_plan("tp8pp2dp4"), m, a);
   CHECK(again.bucket_bytes == a.bucket_bytes);
   CHECK(again.tp_comm_overlap == a.tp_comm_overlap);
-  // With --sp on Megatron and tp > 1: TE userbuffer overlap on (NeMo recipes).
-  in.sp = true;
-  CHECK(resolve_training(parse_plan("tp8pp2dp4"), m, in).tp_comm_overlap);
+  // TE userbuffer overlap stays off with SP on too: only an explicit --tp-comm-overlap turns it on.
+  CHECK_FALSE(resolve_training(parse_plan("tp8pp2dp4"), m, in).tp_comm_overlap);
+  // No SP where it cannot apply or the stack does not default to it: tp1; 4100 tokens not divisible by tp8; the
+  // PyTorch stack (fsdp); the legacy stack. An explicit --sp / --no-sp wins.
+  CHECK_FALSE(resolve_training(parse_plan("dp8"), m, in).sp);
+  TrainingConfig odd = in;
+  odd.seq = 4100;
+  CHECK_FALSE(resolve_training(parse_plan("tp8dp4"), m, odd).sp);
+  CHECK_FALSE(resolve_training(parse_plan("tp8dp8fsdp"), m, in).sp);
+  TrainingConfig nosp = in;
+  nosp.sp_auto = false, nosp.sp = false;
+  CHECK_FALSE(resolve_training(parse_plan("tp8pp2dp4"), m, nosp).sp);
+  // The legacy stack (Megatron-LM 2021–22 / Megatron-DeepSpeed): no SP, unfused attention, gradients reduced after the
+  // backward (no grad-reduce or param-gather overlap), DeepSpeed's 5e8-element buckets × 4 B fp32 grads = 2 GB.
+  TrainingConfig leg = in;
+  leg.stack = Stack::MegatronLegacy;
+  const TrainingConfig l = resolve_training(parse_plan("tp8pp2dp4"), m, leg);
+  CHECK_FALSE(l.sp);
+  CHECK_FALSE(l.flash_attention);
+  CHECK_FALSE(l.overlap_grad_reduce);
+  CHECK_FALSE(l.overlap_param_gather);
+  CHECK_FALSE(l.tp_comm_overlap);
+  CHECK(l.bucket_bytes == 2e9);
+  CHECK(is_resolved(l));
+  in.sp_auto = false, in.sp = true;
   // vpp2 → interleaved; dp 50 at seq 4096 → gbs rounded up to a multiple of 50: ⌈1024/50⌉·50 = 1050.
   const TrainingConfig v = resolve_training(parse_plan("tp8pp2dp50vpp2"), m, in);
   CHECK(v.schedule == Schedule::Interleaved);
@@ -114,11 +142,13 @@ TEST_CASE("bad values read the same from every front end") {
   CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"sequence": 4096})"), "s.json", x); }) ==
         Contains("s.json: unknown key 'sequence' (valid keys: model, plan,"));
   CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"({"stack": "jax"})"), "s.json", x); }) ==
-        Contains("--stack 'jax' is not valid (choose auto, megatron, pytorch)"));
+        Contains("--stack 'jax' is not valid (choose auto, megatron, megatron-legacy, pytorch)"));
   CHECK(error_of([&] { apply_scenario_json(nlohmann::json::parse(R"([1, 2])"), "s.json", x); }) ==
         Contains("s.json: expected a JSON object"));
   CHECK(error_of([&] { scenario_from_flag_string("--tp-comm-overlap --no-tp-comm-overlap", "flags"); }) ==
         Contains("contradict each other"));
+  CHECK(error_of([&] { scenario_from_flag_string("--sp --no-sp", "flags"); }) ==
+        Contains("--sp and --no-sp contradict each other"));
   CHECK(error_of([&] { scenario_from_flag_string("--plan tp8 --model x", "row", false); }) ==
         Contains("row: --model is not allowed"));
   CHECK(error_of([&] { scenario_from_flag_string("--gpus-per-node 2048", "flags"); }) ==

@@ -37,7 +37,7 @@ DpTraffic dp_traffic(const Scenario& sc) {
   opt.keep_timeline = true;  // every micro-batch lowered
   ev.run(sc, opt);
   DpTraffic t;
-  t.psi = stage_param_count(ev.costs(), sc.plan, 0);
+  t.psi = stage_param_count(ev.costs(), 0);
   const Lowered& lw = ev.executed().lowered;
   for (const TaskInfo& ti : lw.info)
     if (ti.kind == TaskKind::GradReduce || ti.kind == TaskKind::ParamGather) t.payload[ti.coll] += ti.bytes;

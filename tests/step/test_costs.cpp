@@ -17,6 +17,7 @@ Scenario llama(const std::string& plan, bool sp = false, Recompute rc = Recomput
   in.plan = plan;
   in.train.seq = 4096;
   in.train.gbs = 64;
+  in.train.sp_auto = false;  // SP as the test says, not the stack default (on for tp > 1)
   in.train.sp = sp;
   in.train.recompute = rc;
   in.train.tp_comm_overlap_auto = false;  // TP communication fully exposed: the totals are the exposed parts

@@ -125,6 +125,7 @@ TEST_CASE("TP spanning two 4-GPU nodes is much slower than TP inside one 8-GPU n
   ScenarioInput a;
   a.model = "llama2-7b";
   a.plan = "tp8dp2";
+  a.train.sp_auto = false;
   a.train.sp = true;
   const StepReport inside = evaluate(resolve_scenario(a));
   a.gpus_per_node = 4;
@@ -166,6 +167,7 @@ TEST_CASE("sequence parallelism cuts activations by about tp; cp2 halves them") 
     ScenarioInput a;
     a.model = "llama2-7b";
     a.plan = plan;
+    a.train.sp_auto = false;
     a.train.sp = sp;
     a.train.gbs = 64;
     return evaluate(resolve_scenario(a)).memory.activations_gib;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 #include <unistd.h>
@@ -127,6 +128,9 @@ TEST_CASE("each result is what predict computes for the same flags") {
     std::vector<std::string> flags = sweep_base_flags(setup.base);
     const auto own = result_flags(x);
     flags.insert(flags.end(), own.begin(), own.end());
+    std::string joined;
+    for (const auto& f : flags) joined += f + " ";
+    CAPTURE(joined);
     ScenarioInput a;
     apply_scenario_options(option_values_from_tokens(scenario_options(), flags, "reproduction"), a);
     const Scenario sc = resolve_scenario(a);
@@ -176,6 +180,68 @@ TEST_CASE("the memory pre-check never rejects a plan that fits") {
     }
   }
   CHECK(rejected > 0);  // the check is exercised: mbs 16 without sharding or recompute does not fit a 7B model
+}
+
+TEST_CASE("the new schedules are enumerated only when listed, each only where its preconditions hold") {
+  // llama2-7b (32 layers) on 16 GPUs, gbs 64, pp ∈ {1..8}: m = 64 / (dp·mbs) micro-batches. Listing every schedule,
+  // each candidate must pass validation (plan_error: vpp2 for zb-v/dualpipev, even pp and m ≥ 2·pp and even m for
+  // dualpipe, m ≥ 2·pp for dualpipev) and every schedule must appear somewhere; pp1 plans carry one schedule only.
+  // Without --schedule the sweep lists 1F1B and interleaved only (ScheduleTraits::in_sweep_by_default).
+  Scenario base;
+  base.model = resolve_model("llama2-7b");
+  base.hw = resolve_hardware("h100");
+  ScenarioInput a;
+  a.train.gbs = 64;
+  base.train = sweep_base_training(a, base.model);
+  SpaceFilter f;
+  f.tp = {1};
+  f.cp = {1};
+  f.sharding = {Sharding::Zero1};
+  f.recompute = {Recompute::None};
+  for (const ScheduleTraits& t : all_schedule_traits()) f.schedule.push_back(t.schedule);
+  const auto space = enumerate_space(base.model, base.hw, 16, base.train, f);
+  std::map<Schedule, int> seen;
+  std::map<std::string, int> per_pp1_plan;
+  for (const Candidate& c : space) {
+    CAPTURE(c.plan.to_string());
+    CAPTURE(to_string(c.train.schedule));
+    CHECK_FALSE(plan_error(c.plan, base.model, base.hw, c.train).has_value());
+    ++seen[c.train.schedule];
+    if (c.plan.pp == 1) ++per_pp1_plan[c.plan.to_string() + "/" + std::to_string(c.train.mbs)];
+    const std::int64_t m = c.train.micro_batches(c.plan);
+    if (c.train.schedule == Schedule::DualPipe) {
+      CHECK(c.plan.pp % 2 == 0);
+      CHECK(m % 2 == 0);
+      CHECK(m >= 2 * c.plan.pp);
+    }
+    if (c.train.schedule == Schedule::ZBV || c.train.schedule == Schedule::DualPipeV) CHECK(c.plan.vpp == 2);
+  }
+  for (const ScheduleTraits& t : all_schedule_traits()) {
+    CAPTURE(t.name);
+    CHECK(seen[t.schedule] > 0);
+  }
+  for (const auto& [plan, n] : per_pp1_plan) {
+    CAPTURE(plan);
+    CHECK(n == 1);
+  }
+  // The pre-check stays a lower bound of the simulated peak for the new orders (B/W retained bytes, two copies).
+  int checked = 0;
+  for (const Candidate& c : space) {
+    if (c.plan.pp != 4 || c.train.mbs != 1 || schedule_traits(c.train.schedule).in_sweep_by_default) continue;
+    Scenario sc = base;
+    sc.plan = c.plan;
+    sc.train = c.train;
+    CAPTURE(c.plan.to_string());
+    CAPTURE(to_string(c.train.schedule));
+    CHECK(estimate_memory(sc).peak_gib <= evaluate(sc).memory.peak_gib * (1 + 1e-12));
+    ++checked;
+  }
+  CHECK(checked >= 5);
+
+  SpaceFilter def = f;
+  def.schedule.clear();
+  for (const Candidate& c : enumerate_space(base.model, base.hw, 16, base.train, def))
+    CHECK(schedule_traits(c.train.schedule).in_sweep_by_default);
 }
 
 TEST_CASE("MoE models enumerate ep and etp (Megatron-Core parallel folding)") {
@@ -373,4 +439,28 @@ TEST_CASE("bad sweep inputs") {
   s = small_setup();
   s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
+}
+
+TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
+  // small_setup() compares zero0, zero1 and fsdp with the stack left on auto: all on Megatron (fsdp = Megatron-FSDP),
+  // never PyTorch's FSDP slipped in beside Megatron's DDP; the space line says so.
+  const SweepReport& r = base_report();
+  bool saw_fsdp = false;
+  for (const auto& x : r.ranked) {
+    CHECK(x.stack == Stack::Megatron);
+    saw_fsdp = saw_fsdp || x.plan.sharding == Sharding::FSDP;
+  }
+  CHECK(saw_fsdp);
+  CHECK(r.space.find("--stack megatron") != std::string::npos);
+  // Two stacks listed: the space is enumerated once per stack, so evaluated candidates double and both stacks appear.
+  SweepSetup two = small_setup();
+  two.stacks = {Stack::Megatron, Stack::PyTorch};
+  CHECK(sweep_stacks(two) == std::vector<Stack>{Stack::Megatron, Stack::PyTorch});
+  const SweepReport b = run_sweep(two, threads(1));
+  CHECK(b.evaluated == 2 * r.evaluated);
+  bool mega = false, torch = false;
+  for (const auto& x : b.ranked) (x.stack == Stack::Megatron ? mega : torch) = true;
+  CHECK(mega);
+  CHECK(torch);
+  CHECK(b.space.find("--stack megatron,pytorch") != std::string::npos);
 }

@@ -6,30 +6,82 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace parsim {
 
-RankParams stage_params(const StepCosts& k, const Plan& pl, int stage) {
+RankParams stage_params(const StepCosts& k, int stage) {
+  const PipelinePlacement& pl = k.placement;
   RankParams p;
-  // The stage's chunks c·pp + stage; their first layers only matter with several layer kinds (a uniform model's range
-  // costs n · per layer), so uniform models skip the prefix scan (the sweep's pre-check calls this per stage).
-  int first = 0, scanned = 0;
-  for (int c = 0; c < pl.vpp; ++c) {
-    const int vs = c * pl.pp + stage;
-    if (!k.uniform())
-      while (scanned < vs) first += k.layers_per_chunk[scanned++];
-    const int n = k.layers_per_chunk[vs];
-    const RankParams r = k.range_params(first, first + n);
-    p.dense += r.dense;
-    p.expert += r.expert;
-    const EdgeWork e = edge_work(vs, pl.pp * pl.vpp, true, true, true);  // the whole chunk: both its ends
+  for (int c = 0; c < pl.chunks; ++c) {
+    const int vs = pl.vstage(stage, c);
+    const int n = k.layers_per_chunk[static_cast<std::size_t>(vs)];
+    if (k.uniform()) {
+      // Uniform models (every dense model): n · per layer, no prefix scan (the sweep's pre-check calls this per stage).
+      p.dense += k.kinds.front().params.dense * n;
+      p.expert += k.kinds.front().params.expert * n;
+    } else {
+      int first = 0;  // virtual stages hold consecutive layers in virtual-stage order
+      for (int v = 0; v < vs; ++v) first += k.layers_per_chunk[static_cast<std::size_t>(v)];
+      const RankParams r = k.range_params(first, first + n);
+      p.dense += r.dense;
+      p.expert += r.expert;
+    }
+    const EdgeWork e = edge_work(vs, pl.virtual_stages(), true, true, true);  // the whole chunk: both its ends
     if (e.embedding) p.dense += k.embed_params;
     if (e.head) p.dense += k.head_params;
   }
   return p;
 }
 
-double stage_param_count(const StepCosts& k, const Plan& pl, int stage) { return stage_params(k, pl, stage).total(); }
+double stage_param_count(const StepCosts& k, int stage) { return stage_params(k, stage).total(); }
+
+// What W keeps (Qi et al. 2024 §2 and Table 1): dW = Xᵀ·dY for every weight GEMM needs its input X and its output
+// gradient dY. The inputs are tensors the forward stored already; B frees the rest of the layer's stored activations
+// (norm inputs, Q/K/V, the attention core's statistics, the activation function's inputs) and allocates the dY's.
+// Per layer, e bytes per element (activation precision), local tokens T = b·s/cp:
+//   X: the two norm outputs that feed the block's first GEMMs (qkv or q_proj / q_down / kv_down, and ffn_in or the
+//      MoE router / shared experts) e·T·h each, held as their SP shard (÷t; Megatron re-gathers them for the wgrad,
+//      which W's cost includes) — one for parallel-attention layers with a single shared norm — plus the input of
+//      every other GEMM (out_proj, ffn_out, MLA's up-projections, the experts) e·m·k;
+//   dY: the output gradient of every GEMM, e·m·n.
+// Llama-2-7B (a = g, f = 2.6875h), t = cp = 1: X = (h + h + h + f)·T·e = 5.6875·2·Th = 11.375·Th, dY = (3h + h + 2f +
+// h)·T·e = 10.375·2·Th = 20.75·Th → 32.1·Th bytes, the same as its stored 32.1·Th (activations.cpp): W frees about
+// what it holds — the paper's 32sbh against 34sbh for GPT. Embedding: its W (the scatter-add of the output gradient
+// into the table) keeps that gradient, one activation tensor e·T·h. LM head: X = the final norm output e·T·h/sp and
+// dY = the logits' gradient e·T·V/t.
+WeightGradRetained weight_grad_retained_bytes(const Scenario& sc, LayerKind kind) {
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  const Plan& pl = sc.plan;
+  const double e = activation_element_bytes(tr.precision);
+  const double sp = tr.sp ? pl.tp : 1;
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / pl.cp;
+  const double h = static_cast<double>(m.hidden);
+  const LayerWork lw = layer_work(m, kind, tr.mbs, tr.seq, pl.tp, pl.cp, tr.sp, tr.precision,
+                                  m.is_moe() ? expert_split(sc) : ExpertSplit{});
+  auto norm_fed = [](const char* n) {
+    for (const char* x : {"qkv", "q_proj", "q_down", "kv_down", "ffn_in", "shared_in", "shared_gate", "router"})
+      if (std::strcmp(n, x) == 0) return true;
+    return false;
+  };
+  WeightGradRetained r;
+  const double norm_outputs = m.parallel_attention && m.norm_layers < 2 ? 1.0 : 2.0;
+  r.per_layer = norm_outputs * e * tokens * h / sp;
+  for (const GemmShape& g : lw.gemms) {
+    const double M = static_cast<double>(g.m);
+    if (!norm_fed(g.name)) r.per_layer += e * M * static_cast<double>(g.k);
+    r.per_layer += e * M * static_cast<double>(g.n);
+  }
+  r.embed = activation_bytes(sc);
+  const GemmShape head = lm_head_gemm(m, tr.mbs, tr.seq, pl.tp, pl.cp);
+  r.head = e * tokens * h / sp + e * static_cast<double>(head.m) * static_cast<double>(head.n);
+  return r;
+}
+
+WeightGradRetained weight_grad_retained_bytes(const Scenario& sc) {
+  return weight_grad_retained_bytes(sc, representative_kind(sc.model));
+}
 
 namespace {
 
@@ -41,36 +93,48 @@ ActivationOptions act_options(const Scenario& sc) {
   o.recompute = sc.train.recompute;
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
+  o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
   return o;
 }
 
 // Activation bytes of one micro-batch by layer kind (the StepCosts kinds, same order), and of the edges.
 struct ChunkActs {
-  // Per layer of each kind (at most 3 attention × 2 FFN kinds): kept until its backward / alive during it.
-  std::array<double, 6> stored{}, working{};
+  // Per layer of each kind (at most 3 attention × 2 FFN kinds): kept until its backward / alive during it / kept from
+  // B to W (split backwards only).
+  std::array<double, 6> stored{}, working{}, retained{};
   double embed = 0, logits = 0;
+  WeightGradRetained w;  // embedding's and head's share kept from B to W (split backwards only)
   // Bytes layers [first, last) keep: Σ count · stored(kind).
-  double stored_range(const StepCosts& k, int first, int last) const {
-    return k.sum_range<double>(first, last, [&](const LayerKindCosts& kc, int n) {
-      return n * stored[static_cast<std::size_t>(&kc - k.kinds.data())];
-    });
-  }
+  double stored_range(const StepCosts& k, int first, int last) const { return sum(k, first, last, stored); }
+  double retained_range(const StepCosts& k, int first, int last) const { return sum(k, first, last, retained); }
   // The working set of a backward over layers [first, last): the largest of one layer of each kind present.
   double working_range(const StepCosts& k, int first, int last) const {
     if (k.uniform()) return working.front();
-    double w = 0;
+    double most = 0;
     for (std::size_t j = 0; j < k.kinds.size(); ++j)
-      if (k.count(j, first, last) > 0) w = std::max(w, working[j]);
-    return w;
+      if (k.count(j, first, last) > 0) most = std::max(most, working[j]);
+    return most;
+  }
+  static double sum(const StepCosts& k, int first, int last, const std::array<double, 6>& per) {
+    return k.sum_range<double>(first, last, [&](const LayerKindCosts& kc, int n) {
+      return n * per[static_cast<std::size_t>(&kc - k.kinds.data())];
+    });
   }
 };
-ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k) {
+// `split`: the order has B/W halves (only then is what W keeps computed).
+ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k, bool split) {
   ActivationOptions o = act_options(sc);
   if (sc.model.is_moe()) o.experts = expert_split(sc);
   ChunkActs a;
   for (std::size_t j = 0; j < k.kinds.size() && j < a.stored.size(); ++j) {
     a.stored[j] = activation_bytes_per_layer(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
     a.working[j] = activation_working_bytes(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
+    if (split) {
+      const WeightGradRetained w = weight_grad_retained_bytes(sc, k.kinds[j].kind);
+      a.retained[j] = w.per_layer;
+      a.w.embed = w.embed;
+      a.w.head = w.head;
+    }
   }
   a.embed = embedding_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   a.logits = output_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
@@ -80,19 +144,53 @@ ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k) {
 }  // namespace
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
-  const RankParams psi = stage_params(k, sc.plan, stage);
+  const RankParams psi = stage_params(k, stage);
   const double n = std::max(1, k.shard_degree);
   // Bytes per parameter by sharding scheme and precision (plans/sharding.cpp, domain-notes §4).
   const ShardingTraits& sh = sharding_traits(sc.plan.sharding);
-  const StateBytes b = sh.state_bytes(sc.train.precision, n);
+  const ShardingImpl& impl = sh.impl(sc.train.stack);
+  const StateBytes b = impl.state_bytes(sc.train.precision, n);
   StaticMemory m{b.weights * psi.dense, b.grads * psi.dense, b.optimizer * psi.dense};
   if (psi.expert > 0) {
     // Routed experts: the rank's experts/ep experts, each ÷ etp (layer_params_per_rank), their state sharded over the
     // expert-DP group (Megatron-Core's distributed optimizer shards expert parameters over expert_data_parallel_group).
-    const StateBytes be = sh.state_bytes(sc.train.precision, std::max(1, k.expert_shard_degree));
+    const StateBytes be = impl.state_bytes(sc.train.precision, std::max(1, k.expert_shard_degree));
     m.weights += be.weights * psi.expert;
     m.grads += be.grads * psi.expert;
     m.optimizer += be.optimizer * psi.expert;
+  }
+  // --no-grad-reduce-in-fp32: Megatron's gradient buffer holds the 16-bit grads (param_and_grad_buffer.py: grad_dtype
+  // = param dtype unless grad_reduce_in_fp32), half of the fp32 main grads.
+  if (!sc.train.grad_reduce_in_fp32 && sc.train.precision != Precision::FP32 &&
+      grad_wire_bytes(sc.plan.sharding, sc.train.precision, sc.train.stack) == 4)
+    m.grads *= 0.5;
+  if (sc.train.stack == Stack::Megatron) {
+    // Transformer Engine's fp8 weight caches: with fp8 every TE Linear keeps the fp8 copy of its weight, cast on the
+    // first micro-batch and reused by the others (TE pytorch/module/base.py get_weight_workspace with
+    // is_first_microbatch, which Megatron-Core passes), 1 B per parameter of the layers' GEMMs (norms, biases and
+    // the embedding/LM head stay 16-bit and are left out). Where the GPU's fp8 GEMMs take only the TN layout
+    // (Hopper) TE also keeps the weight's transpose for dgrad (TE Float8Quantizer: create_transpose =
+    // columnwise_usage && !nvte_is_non_tn_fp8_gemm_supported()): 1 B more. Blackwell runs non-TN fp8 GEMMs, so
+    // Megatron's default per-tensor recipe keeps no transpose there (MXFP8, which parsim does not distinguish,
+    // would keep a column-wise copy: +1 + 2/32 B); CDNA is taken as Blackwell [U: TE-ROCm's layout support not
+    // checked; A0001 (MI325X fp8) agrees]. Parameters gathered per layer (Megatron-FSDP) are cast per use instead.
+    if (sc.train.precision == Precision::FP8 && !sh.shards_params) {
+      // The stage's layer parameters (dense and expert GEMMs): its parameters less the embedding and LM head.
+      double layer_psi = psi.total();
+      const PipelinePlacement& place = k.placement;
+      for (int c = 0; c < place.chunks; ++c) {
+        const EdgeWork e = edge_work(place.vstage(stage, c), place.virtual_stages(), true, true, true);
+        if (e.embedding) layer_psi -= k.embed_params;
+        if (e.head) layer_psi -= k.head_params;
+      }
+      const bool tn_only = sc.hw.gpu.arch == GpuArch::Hopper;
+      m.fp8_cache = layer_psi * (tn_only ? 2.0 : 1.0);
+    }
+    // TE allocates one cuBLAS workspace as a torch tensor (so it counts in torch.cuda.max_memory_allocated):
+    // 32 MiB on compute capability ≥ 9 (Hopper, Blackwell), 4 MiB before (TE pytorch/module/base.py
+    // get_cublas_workspace_size_bytes).
+    const GpuArch a = sc.hw.gpu.arch;
+    m.workspace = (a == GpuArch::Hopper || a == GpuArch::Blackwell ? 32.0 : 4.0) * kMiB;
   }
   return m;
 }
@@ -130,7 +228,7 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
   double best = -1;
   for (std::size_t s = 0; s < dyn_peak.size(); ++s) {
     const StaticMemory st = static_memory(sc, k, static_cast<int>(s));
-    const double alloc = st.weights + st.grads + st.optimizer + dyn_peak[s];
+    const double alloc = st.total() + dyn_peak[s];
     const double device = alloc + overhead_bytes(sc, alloc);
     m.per_stage_peak_gib[s] = device / kGiB;
     if (stages && s < stages->size()) {
@@ -145,6 +243,8 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
       m.weights_gib = st.weights / kGiB;
       m.grads_gib = st.grads / kGiB;
       m.optimizer_gib = st.optimizer / kGiB;
+      m.fp8_cache_gib = st.fp8_cache / kGiB;
+      m.workspace_gib = st.workspace / kGiB;
       m.activations_gib = act_at_peak[s] / kGiB;
       m.buffers_gib = buf_at_peak[s] / kGiB;
       m.overhead_gib = (device - alloc) / kGiB;
@@ -158,9 +258,9 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
 void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep& ex, StepReport& rep,
                      std::vector<MemorySample>* counter) {
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc, k);
-  const int P = pl.pp;
   const Lowered& lw = ex.lowered;
+  const ChunkActs a = chunk_acts(sc, k, lw.splits_backward);
+  const int P = pl.pp;
   const auto& tl = ex.timeline;
   Scratch& sc_buf = ex.scratch;
   auto& ev = sc_buf.events;
@@ -196,12 +296,16 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
                                       (has_head ? k.head_params : 0)) * pwb
                                    : 0.0;
     // A split backward: B (input gradient) holds the working set and the gathered parameters and ends the logits;
-    // W (weight gradient) holds the unsharded gradients and frees the stored activations (Qi et al. 2024 §2: the
-    // layer inputs stay until W).
+    // at its end the stored activations give way to what W needs (its GEMM inputs and output gradients,
+    // weight_grad_retained_bytes), which W (weight gradient) frees; W also holds the unsharded gradients (Qi et al.
+    // 2024 §2, Table 1).
     const bool fwd = ti.kind == TaskKind::Forward;
     const bool reads_params = ti.kind != TaskKind::BackwardWeight;
     const bool makes_grads = ends_backward(ti.kind);
     const bool working = ti.kind == TaskKind::Backward || ti.kind == TaskKind::BackwardInput;
+    const bool split = ti.kind == TaskKind::BackwardInput || ti.kind == TaskKind::BackwardWeight;
+    const double retained =
+        split ? (uniform ? layers * a.retained[0] : a.retained_range(k, ti.layer_begin, ti.layer_end)) + (has_embed ? a.w.embed : 0.0) + (has_head ? a.w.head : 0.0) : 0.0;
     auto& e = ev[s];
     if (gather && reads_params) {
       if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
@@ -214,7 +318,9 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       if (working) e.push_back({tl.start[id], working_set, 0});        // backward working set
       if (gather && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
       if (working) e.push_back({tl.end[id], -working_set, 0});
-      if (makes_grads) e.push_back({tl.end[id], -stored, 0});
+      if (ti.kind == TaskKind::Backward) e.push_back({tl.end[id], -stored, 0});
+      if (ti.kind == TaskKind::BackwardInput) e.push_back({tl.end[id], retained - stored, 0});
+      if (ti.kind == TaskKind::BackwardWeight) e.push_back({tl.end[id], -retained, 0});
       if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
       if (gather && makes_grads) e.push_back({tl.end[id], -gathered, 1});
     }
@@ -238,7 +344,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
         return x.t != y.t ? x.t < y.t : x.delta < y.delta;  // frees before allocations at the same instant
       });
     const StaticMemory st = static_memory(sc, k, s);
-    const double base = st.weights + st.grads + st.optimizer;
+    const double base = st.total();
     double cur_act = 0, cur_buf = 0;
     if (counter) counter->push_back({s, 0, base});
     for (const MemEvent& x : e) {
@@ -259,41 +365,62 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   // compute stream is in-order, so the order fixes how many micro-batches are alive), plus one backward working
   // set and the logits. Timeline-dependent extras (gathered parameters) are left out: a lower bound of evaluate().
   const Plan& pl = sc.plan;
-  const ChunkActs a = chunk_acts(sc, k);
-  const int P = pl.pp, V = pl.vpp;
+  const PipelinePlacement& place = k.placement;
+  const int P = pl.pp, nvs = place.virtual_stages();
   // Periodic schedules reach their peak in the warm-up: walk the order evaluate() simulates (steady_state.cpp), not
   // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
   const std::int64_t M_all = sc.train.micro_batches(pl);
   const int M = static_cast<int>(steady_state_extendable(sc, false, M_all) ? kSteadyGroupsLong * pl.pp : M_all);
-  const auto sched = pipeline_schedule(sc.train.schedule, P, V, M);
-  // Activations a chunk pass keeps until its backward, by virtual stage (with the embedding's where it sits).
-  std::vector<double> stored_by_vs(static_cast<std::size_t>(P) * V);
-  // Backward working set per chunk: only models with several layer kinds need one per chunk (the pre-check runs
-  // for every sweep candidate: no allocation for uniform models).
+  const auto sched = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
+  const ChunkActs a = chunk_acts(sc, k, schedule_traits(sc.train.schedule).splits_backward);
+  // Activations a chunk pass keeps until its backward, what W keeps from B, and (models with several layer kinds) the
+  // backward working set, by virtual stage (with the embedding's and the head's where they sit).
+  std::vector<double> stored_by_vs(static_cast<std::size_t>(nvs)), retained_by_vs(static_cast<std::size_t>(nvs));
   std::vector<double> working_by_vs(k.uniform() ? 0 : stored_by_vs.size());
-  for (int vs = 0, first = 0; vs < P * V; first += k.layers_per_chunk[vs], ++vs) {
-    const int last = first + k.layers_per_chunk[vs];
-    stored_by_vs[vs] =
-        (k.uniform() ? k.layers_per_chunk[vs] * a.stored[0] : a.stored_range(k, first, last)) + (edge_work(vs, P * V, true, true, true).embedding ? a.embed : 0);
+  for (int vs = 0, first = 0; vs < nvs; first += k.layers_per_chunk[vs], ++vs) {
+    const int n = k.layers_per_chunk[vs], last = first + n;
+    const EdgeWork e = edge_work(vs, nvs, true, true, true);
+    stored_by_vs[vs] = (k.uniform() ? n * a.stored[0] : a.stored_range(k, first, last)) + (e.embedding ? a.embed : 0);
+    retained_by_vs[vs] = (k.uniform() ? n * a.retained[0] : a.retained_range(k, first, last)) +
+                         (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
     if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
   }
   std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
+  // Per chunk of the stage being walked (PipelinePlacement::chunks ≤ vpp): its stored and retained bytes.
+  std::vector<double> stored_c(static_cast<std::size_t>(place.chunks)), retained_c(stored_c.size()),
+      working_c(k.uniform() ? 0 : stored_c.size());
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
+    bool holds_head = false;  // the stage runs the last virtual stage (every chunk has passes in the order)
+    for (int c = 0; c < place.chunks; ++c) {
+      const int vs = place.vstage(s, c);
+      holds_head = holds_head || vs == nvs - 1;
+      stored_c[static_cast<std::size_t>(c)] = stored_by_vs[static_cast<std::size_t>(vs)];
+      retained_c[static_cast<std::size_t>(c)] = retained_by_vs[static_cast<std::size_t>(vs)];
+      if (!k.uniform()) working_c[static_cast<std::size_t>(c)] = working_by_vs[static_cast<std::size_t>(vs)];
+    }
     for (const PipeOp& op : sched[s]) {
-      const double stored = stored_by_vs[op.chunk * P + s];
-      if (op.kind == PipeOp::Forward) {
-        cur += stored;
-        best = std::max(best, cur);
-      } else {
-        if (op.kind != PipeOp::BackwardWeight) {
-          const double working = k.uniform() ? a.working.front() : working_by_vs[op.chunk * P + s];
+      const auto ci = static_cast<std::size_t>(op.chunk);
+      const double stored = stored_c[ci];
+      const double working = k.uniform() ? a.working.front() : working_c[ci];
+      switch (op.kind) {
+        case PipeOp::Forward:
+          cur += stored;
+          best = std::max(best, cur);
+          break;
+        case PipeOp::Backward:
           best = std::max(best, cur + working);
-        }
-        if (op.kind != PipeOp::BackwardInput) cur -= stored;
+          cur -= stored;
+          break;
+        case PipeOp::BackwardInput:
+          best = std::max(best, cur + working);
+          cur += retained_c[ci] - stored;
+          best = std::max(best, cur);
+          break;
+        case PipeOp::BackwardWeight: cur -= retained_c[ci]; break;
       }
     }
-    if (s == (P * V - 1) % P) best += a.logits;  // the stage of the last virtual stage, which holds the head
+    if (holds_head) best += a.logits;  // a stage that runs the last virtual stage holds the logits
     peak[s] = act[s] = best;
   }
   MemoryReport m;

@@ -68,12 +68,22 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     for (auto& x : *v) x.clear();
   }
   std::int64_t win_begin = std::numeric_limits<std::int64_t>::max(), win_end = 0;
+  // Per stage: first start and last end of any task (its span) and of its passes (needed under post-validation only).
+  const bool post_validation = effective_optimizer_sync(sc.train) == OptimizerSync::PostValidation;
+  auto& span = buf.span;
+  auto& pass_span = buf.pass_span;
+  span.assign(static_cast<std::size_t>(P), {std::numeric_limits<std::int64_t>::max(), 0});
+  pass_span.assign(static_cast<std::size_t>(P), {std::numeric_limits<std::int64_t>::max(), 0});
   for (std::size_t t = 0; t < g.num_tasks(); ++t) {
     const auto id = static_cast<engine::TaskId>(t);
     const TaskInfo& ti = lw.info[g.tag(id)];
     const int s = ti.stage;
     const TimeInterval iv{tl.start[id], tl.end[id]};
     StageMetrics& sm = rep.stages[s];
+    if (post_validation) {
+      span[s].first = std::min(span[s].first, iv.first);
+      span[s].second = std::max(span[s].second, iv.second);
+    }
     switch (ti.kind) {
       case TaskKind::Forward:
       case TaskKind::Backward:
@@ -81,6 +91,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
       case TaskKind::BackwardWeight: {
         win_begin = std::min(win_begin, iv.first);
         win_end = std::max(win_end, iv.second);
+        if (post_validation) {
+          pass_span[s].first = std::min(pass_span[s].first, iv.first);
+          pass_span[s].second = std::max(pass_span[s].second, iv.second);
+        }
         pass[s].push_back(iv);
         comp[s].push_back(iv);
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
@@ -105,8 +119,23 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     }
   }
 
+  // The step's end. Barrier: every stage waits for the global checks, the step is the timeline's makespan and the
+  // pipeline window runs from the first pass to the last over all stages. Post-validation (Qi et al. 2024 §4): no
+  // stage waits for another after its own optimizer step, so back-to-back steps overlap: step k + 1 on stage s can
+  // start as soon as stage s is done with step k, and every dependency between stages repeats one step later. The
+  // period is then the longest stage span (first task start to last task end) — the step time —, and the window of
+  // each stage's bubble is the longest stage's pass span, placed at that stage's own first pass.
+  double window = win_end > win_begin ? static_cast<double>(win_end - win_begin) : 0.0;
+  if (post_validation) {
+    std::int64_t period = 0, pass_period = 0;
+    for (int s = 0; s < P; ++s) {
+      period = std::max(period, span[s].second - span[s].first);
+      pass_period = std::max(pass_period, pass_span[s].second - pass_span[s].first);
+    }
+    rep.step_time_s = static_cast<double>(period) * 1e-9;
+    window = static_cast<double>(pass_period);
+  }
   double bubble_sum = 0;
-  const double window = win_end > win_begin ? static_cast<double>(win_end - win_begin) : 0.0;
   double best_busy = -1;
   for (int s = 0; s < P; ++s) {
     StageMetrics& sm = rep.stages[s];
@@ -136,7 +165,10 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
       auto& ps = buf.tmp6;
       merged(pass[s], ps);
       std::int64_t busy = 0;
-      for (const auto& x : ps) busy += std::min(x.second, win_end) - std::max(x.first, win_begin);
+      if (post_validation)
+        for (const auto& x : ps) busy += x.second - x.first;
+      else
+        for (const auto& x : ps) busy += std::min(x.second, win_end) - std::max(x.first, win_begin);
       sm.window_idle_s = (window - static_cast<double>(busy)) * 1e-9;
       bubble_sum += (window - static_cast<double>(busy)) / window;
     }
@@ -157,11 +189,16 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
 void finish_throughput(const Scenario& sc, StepReport& rep) {
   const Plan& pl = sc.plan;
   const double seqs = static_cast<double>(sc.train.gbs);
-  rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
-  rep.hardware_flops_per_step = hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute);
+  // Causal attention counted as causal (Megatron-Core ≥ v0.12, commit 8873b55d6a): a 128k-token step is not credited
+  // with the masked half of its s² attention. The full-s² figure (Megatron ≤ core v0.11, PaLM) is kept beside it.
+  rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq, AttentionCount::Causal);
+  rep.model_flops_full_attention_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
+  rep.hardware_flops_per_step =
+      hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute, AttentionCount::Causal);
   const double peak = sc.hw.gpu.peak_flops(sc.train.precision) * pl.world();
   if (rep.step_time_s > 0) {
     rep.mfu = rep.model_flops_per_step / (rep.step_time_s * peak);
+    rep.mfu_full_attention = rep.model_flops_full_attention_per_step / (rep.step_time_s * peak);
     rep.hfu = rep.hardware_flops_per_step / (rep.step_time_s * peak);
     rep.tflops_per_gpu = rep.model_flops_per_step / rep.step_time_s / pl.world() * 1e-12;
     rep.tokens_per_s = seqs * static_cast<double>(sc.train.seq) / rep.step_time_s;

@@ -14,7 +14,10 @@ double group_collective_s(const CostContext& c, Collective k, double bytes, cons
 
 void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s) {
   p.tp_s += total;
-  if (c.tp_overlap) {
+  // TE's userbuffer overlap (--tp-comm-overlap) exchanges chunks through CUDA IPC / multicast buffers mapped between
+  // the GPUs of one NVLink domain (TransformerEngine common/comm_gemm_overlap/userbuffers, initialize_ub: every TP
+  // rank maps its peers' buffers); a TP group that spans nodes cannot use it, so its traffic is never hidden.
+  if (c.tp_overlap && c.tp_group.nodes <= 1) {
     // Userbuffer overlap splits each GEMM into chunks pipelined with the collective; the first chunk's
     // communication is never hidden (≈ 1/tp of it).
     double floor = total / std::max(2, c.sc.plan.tp);
@@ -155,10 +158,19 @@ double activation_bytes(const Scenario& sc) {
 }
 
 std::pair<double, double> p2p_cost(const CostContext& c) {
-  // One activation forward / one gradient backward per micro-batch and boundary (MCore schedules.py:
-  // b·(s/c)·h elements, ÷t with SP).
+  // One activation forward / one gradient backward per micro-batch and boundary, b·(s/c)·h elements per TP rank
+  // (Megatron-Core schedules.py get_tensor_shapes), ÷t when Megatron scatters it over the TP group:
+  //  - with sequence parallelism the tensor between layers already is the rank's 1/t sequence shard;
+  //  - the legacy stack's scatter-gather optimisation (Narayanan et al. 2021 §4.1; Megatron-LM
+  //    --scatter-gather-tensors-in-pipeline, on by default from 72e4230bb5, 2021-02, until p2p_communication.py moved
+  //    into Megatron-Core in 39b83c7953, 2023-01; DeepSpeed's pipeline engine partitions its sends over the model-
+  //    parallel group the same way, pipe/engine.py is_pipe_partitioned): each TP rank sends 1/t of the replicated
+  //    activation and the receiver all-gathers it over NVLink before use.
+  // Megatron-Core without SP sends the whole tensor from every TP rank.
   const Plan& pl = c.sc.plan;
-  const double bytes = activation_bytes(c.sc) / (c.sc.train.sp ? pl.tp : 1);
+  const bool legacy = c.sc.train.stack == Stack::MegatronLegacy;
+  const bool scattered = pl.tp > 1 && (c.sc.train.sp || legacy);
+  const double bytes = activation_bytes(c.sc) / (scattered ? pl.tp : 1);
   if (pl.pp <= 1) return {0.0, bytes};
   const int gpn = c.hw.node.gpus_per_node;
   const int stride = pl.tp * pl.cp * pl.dp;  // ranks between adjacent stages in the tp-cp-dp-pp layout
@@ -173,7 +185,34 @@ std::pair<double, double> p2p_cost(const CostContext& c) {
     g.nodes = 1;
     g.concurrent_per_node = gpn;
   }
-  return {collective_time(c.hw, Collective::SendRecv, bytes, g).time_s, bytes};
+  double t = collective_time(c.hw, Collective::SendRecv, bytes, g).time_s;
+  if (scattered && !c.sc.train.sp)  // scatter-gather: the receiver re-assembles the activation (gather_split_1d_tensor)
+    t += group_collective_s(c, Collective::AllGather, activation_bytes(c.sc), c.tp_group);
+  return {t, bytes};
+}
+
+PassCost PairOverlap::apply(const PassCost& c) const {
+  PassCost p = c;
+  p.compute_s *= compute_scale;
+  p.tp_exposed_s *= keep_exposed;
+  p.cp_exposed_s *= keep_exposed;
+  p.ep_exposed_s *= keep_exposed;
+  return p;
+}
+
+std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCost& b, double slowdown) {
+  // Exposed communication e and compute c of each pass. a's communication hides behind b's compute up to
+  // h_a = min(e_a, c_b) (and b's behind a's); during the hidden time the communication kernels slow the partner's
+  // compute by the factor (1 + slowdown), i.e. add slowdown·h to it.
+  auto exposed = [](const PassCost& p) { return p.tp_exposed_s + p.cp_exposed_s + p.ep_exposed_s; };
+  const double ea = exposed(a), eb = exposed(b);
+  const double ha = std::min(ea, b.compute_s), hb = std::min(eb, a.compute_s);
+  PairOverlap oa, ob;
+  oa.keep_exposed = ea > 0 ? (ea - ha) / ea : 1.0;
+  ob.keep_exposed = eb > 0 ? (eb - hb) / eb : 1.0;
+  oa.compute_scale = a.compute_s > 0 ? 1.0 + slowdown * hb / a.compute_s : 1.0;
+  ob.compute_scale = b.compute_s > 0 ? 1.0 + slowdown * ha / b.compute_s : 1.0;
+  return {oa, ob};
 }
 
 }  // namespace parsim

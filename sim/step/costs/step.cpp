@@ -11,7 +11,8 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const Plan& pl = sc.plan;
   const TrainingConfig& tr = sc.train;
   // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
-  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's.
+  // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's. The legacy
+  // Megatron stack predates Transformer Engine (apex fused kernels, no fp8): the PyTorch-native kernel profile.
   const bool megatron = tr.stack == Stack::Megatron;
   const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
   const Hardware& hw = megatron ? hw_te : sc.hw;
@@ -19,7 +20,8 @@ StepCosts compute_step_costs(const Scenario& sc) {
   const CostContext c{sc, hw, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
                       tr.tp_comm_overlap};
   StepCosts out;
-  out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp);
+  out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp, tr.split);
+  out.placement = pipeline_placement(tr.schedule, pl.pp, pl.vpp);
   // Each distinct layer kind is costed once (DeepSeek-V3: dense and MoE FFN layers; GPT-OSS: full and sliding
   // attention); kind_prefix counts them so that any range of layers costs Σ count · cost.
   const auto kinds = m.layer_kind_counts();
@@ -46,6 +48,23 @@ StepCosts compute_step_costs(const Scenario& sc) {
   // keeps a copy of the embedding on the last stage (and all-reduces its gradient between the two).
   if (m.tied_embeddings && pl.pp == 1) out.head_params = static_cast<double>(m.hidden);
   out.dp_group = group_shape(pl, GroupKind::DPxCP, gpn);
+  // Two parameter copies (DualPipe): rank s holds virtual stage s and a copy of virtual stage pp − 1 − s, so each
+  // copy's gradients are summed with its mirror's (the DualPipe repository's example adds the mirror rank's gradient
+  // before the step) — one reduction over the DP×CP ranks of both stages. The mirror is (pp − 1 − 2s) stages away, at
+  // least tp·cp·dp ranks: on another node unless the whole pipeline fits in one (the pairs farthest apart set the
+  // time). The distributed optimizer shards over that doubled group.
+  const int copies = schedule_traits(tr.schedule).parameter_copies;
+  if (copies > 1 && pl.pp > 1) {
+    GroupShape& g = out.dp_group;
+    const bool one_node = pl.world() <= gpn;
+    g.size *= copies;
+    if (one_node) {
+      g.per_node *= copies;
+    } else {
+      g.nodes *= copies;
+      g.concurrent_per_node = gpn;  // every rank of a node reduces with its mirror at the step's end
+    }
+  }
   out.shard_group = out.dp_group;
   out.replica_group = GroupShape{};
   out.shard_degree = 1;

@@ -47,9 +47,14 @@ private:
   engine::TaskGraph& g_;
   const ShardingTraits& sh_;
   const bool has_expert_dp_, has_dp_;  // see has_dp(); fixed per scenario, read for every pass
-  int P_ = 1, V_ = 1, M_ = 1;
+  int P_ = 1, V_ = 1, M_ = 1;  // stages, model chunks per stage (PipelinePlacement::chunks), micro-batches
+  PipelinePlacement place_;
   double bucket_bytes_ = 25e6;
   std::vector<int> chunk_first_layer_;  // by virtual stage
+  // Per (stage, chunk): the micro-batch of its first forward and of its last weight-gradient pass in the stage's
+  // order — where a chunk's gradients are complete (M − 1 for the one-direction schedules; the last micro-batch of
+  // the chunk's direction under DualPipe).
+  std::vector<int> first_fwd_mb_, last_wgrad_mb_;
   std::vector<Segment> segs_;
   std::vector<PassRef> passes_;
   ScheduleOrder sched_;
@@ -63,7 +68,9 @@ private:
   mutable std::size_t memo_next_ = 0;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
 
-  int vstage(int stage, int chunk) const { return chunk * P_ + stage; }
+  int vstage(int stage, int chunk) const { return place_.vstage(stage, chunk); }
+  int first_forward_mb(int stage, int chunk) const { return first_fwd_mb_[static_cast<std::size_t>(stage * V_ + chunk)]; }
+  int last_wgrad_mb(int stage, int chunk) const { return last_wgrad_mb_[static_cast<std::size_t>(stage * V_ + chunk)]; }
   std::size_t pass_index(int stage, int chunk, int mb, int kind) const {
     return ((static_cast<std::size_t>(stage) * V_ + chunk) * M_ + mb) * kPassKinds + kind;
   }
@@ -74,7 +81,10 @@ private:
   // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
   bool has_dp() const { return has_dp_; }
   bool has_expert_dp() const { return has_expert_dp_; }
-  double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
+  double grad_wire_bytes() const {
+    return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack,
+                                   sc_.train.grad_reduce_in_fp32);
+  }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
   // parameters (forward, combined backward, B).
@@ -83,6 +93,10 @@ private:
 
   // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
   std::uint32_t intern_cost(std::uint64_t key, const PassCost& c);
+  std::uint32_t add_cost(const PassCost& c) {  // a composition that does not repeat (F&B pairs)
+    out_.costs.push_back(c);
+    return static_cast<std::uint32_t>(out_.costs.size() - 1);
+  }
   std::uint32_t add_info(const TaskInfo& ti) {
     out_.info.push_back(ti);
     return static_cast<std::uint32_t>(out_.info.size() - 1);
@@ -98,8 +112,11 @@ private:
 
   // ---- pipeline.cpp ----
   std::vector<std::pair<int, int>> segment_layers(int first, int n, bool split, bool per_layer) const;
-  bool split_pass(int mb, PipeOp::Kind kind) const;
-  void add_pass(int stage, const PipeOp& op);
+  bool split_pass(int stage, const PipeOp& op) const;
+  // The pass's segments (layer ranges, backward in reverse) and their costs; `pair` (optional): how an F&B pair
+  // changes this pass (costs/comm.cpp overlap_pair).
+  void add_pass(int stage, const PipeOp& op, const PairOverlap* pair);
+  PassCost whole_pass_cost(int stage, const PipeOp& op) const;
   void add_pipe_recvs(int stage);
 
   // ---- data_parallel.cpp: the scheme's strategy, then the optimizer step ----

@@ -9,7 +9,9 @@
 //       before each backward of every micro-batch (one layer of prefetch), reduce-scatter of the gradients after each
 //       layer's backward (every micro-batch unless no_sync); hsdp: the same inside the shard group, then an
 //       all-reduce of the gradient shard across replicas.
-// With a split backward the gradients are complete after W and the parameters are read by F and B.
+// With a split backward the gradients are complete after W and the parameters are read by F and B. "The last
+// micro-batch" is the one whose weight-gradient pass completes the chunk's gradients in the stage's order (M − 1,
+// except under DualPipe, whose chunks serve one direction each).
 #include "sim/step/analysis.hpp"
 #include "sim/step/lower/builder.hpp"
 
@@ -40,12 +42,13 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
   // ZeRO-1 with overlapped parameter gather: the previous step's all-gathers run first, ahead of each forward.
   if (sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather) {
     for (const PipeOp& op : sched_[stage]) {
-      if (op.kind != PipeOp::Forward || op.microbatch != 0) continue;
+      if (op.kind != PipeOp::Forward || op.microbatch != first_forward_mb(stage, op.chunk)) continue;
       const PassRef& r = pass(stage, op);
       for (std::uint32_t i = 0; i < r.count; ++i) {
         const Segment& sg = segs_[r.first + i];
         TaskId ag = add(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
-                        dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, sg.params * pwb));
+                        dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
+                                sg.params * pwb));
         g_.add_dep(ag, sg.task);
         const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, pwb, true);
         if (eag != kNoTask) g_.add_dep(eag, sg.task);
@@ -62,12 +65,12 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
     }
   }
   for (const PipeOp& op : sched_[stage]) {
-    if (!makes_weight_grads(op.kind) || op.microbatch != M_ - 1) continue;
+    if (!makes_weight_grads(op.kind) || op.microbatch != last_wgrad_mb(stage, op.chunk)) continue;
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
       const Segment& sg = segs_[r.first + i];
       TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
-                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, sg.params * gwb));
+                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
       g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
       grad_tasks.push_back(t);
       const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, gwb, true);
@@ -120,7 +123,8 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
   };
   for (const PipeOp& op : sched_[stage]) {
     const PassRef& r = pass(stage, op);
-    const bool reduce = makes_weight_grads(op.kind) && (!sc_.train.fsdp_no_sync || op.microbatch == M_ - 1);
+    const bool reduce = makes_weight_grads(op.kind) &&
+                        (!sc_.train.fsdp_no_sync || op.microbatch == last_wgrad_mb(stage, op.chunk));
     if (!reads_params(op.kind)) {  // W: gradients only
       for (std::uint32_t i = 0; reduce && i < r.count; ++i) reduce_segment(segs_[r.first + i], op);
       continue;
@@ -152,7 +156,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
 // parameter all-gather after the step where it is not overlapped with the next forward (DeepSpeed ZeRO-2; Megatron
 // without --overlap-param-gather).
 void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks) {
-  const RankParams sp = stage_params(k_, sc_.plan, stage);
+  const RankParams sp = stage_params(k_, stage);
   const double stage_params = sp.dense;
   // Each rank steps its share: dense parameters sharded over DP×CP, expert parameters over expert-DP.
   double owned = stage_params / std::max(1, sh_.shards_optimizer ? k_.shard_degree : 1);

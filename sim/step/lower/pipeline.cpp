@@ -57,17 +57,18 @@ double Builder::bucketed(Collective c, double bytes, const GroupShape& gs) const
 
 // Which passes are split into per-layer(-group) tasks so that data-parallel collectives can start or wait at layer
 // granularity (ShardingTraits): per-layer parameter gathers split every pass; gradients that sync every micro-batch
-// split every weight-gradient pass; gradients that sync once split the last micro-batch's (when the reduction
-// overlaps the backward); a gather overlapped with the next forward splits the first micro-batch's forward.
-bool Builder::split_pass(int mb, PipeOp::Kind kind) const {
+// split every weight-gradient pass; gradients that sync once split the pass that completes the chunk's gradients (when
+// the reduction overlaps the backward); a gather overlapped with the next forward splits the chunk's first forward.
+bool Builder::split_pass(int stage, const PipeOp& op) const {
   if (!has_dp()) return false;
   const TrainingConfig& t = sc_.train;
   if (sh_.param_gather == ParamGather::PerLayer) return true;
-  if (makes_weight_grads(kind)) {
+  if (makes_weight_grads(op.kind)) {
     if (sh_.grad_sync == GradSync::EveryMicrobatch) return true;
-    if (mb == M_ - 1 && t.overlap_grad_reduce) return true;
+    if (op.microbatch == last_wgrad_mb(stage, op.chunk) && t.overlap_grad_reduce) return true;
   }
-  return kind == PipeOp::Forward && mb == 0 && sh_.gather_overlaps_next_forward && t.overlap_param_gather;
+  return op.kind == PipeOp::Forward && op.microbatch == first_forward_mb(stage, op.chunk) &&
+         sh_.gather_overlaps_next_forward && t.overlap_param_gather;
 }
 
 // Layer ranges of a pass's segments: one per layer for parameter sharding, else groups of layers whose gradients
@@ -90,14 +91,24 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
   return out;
 }
 
-void Builder::add_pass(int stage, const PipeOp& op) {
+// The whole pass's cost (all its layers and edge work), what an F&B pair overlaps.
+PassCost Builder::whole_pass_cost(int stage, const PipeOp& op) const {
+  const int vs = vstage(stage, op.chunk);
+  const PassKind kind = static_cast<PassKind>(op.kind);
+  PassCost c = k_.layer[kind].scaled(k_.layers_per_chunk[vs]);
+  const EdgeWork e = edge_work(vs, place_.virtual_stages(), op.kind == PipeOp::Forward, true, true);
+  if (e.embedding) c += k_.embed[kind];
+  if (e.head) c += k_.head[kind];
+  return c;
+}
+
+void Builder::add_pass(int stage, const PipeOp& op, const PairOverlap* pair) {
   const int vs = vstage(stage, op.chunk);
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
   const PassKind kind = static_cast<PassKind>(op.kind);
-  auto ranges = segment_layers(first, n, split_pass(op.microbatch, op.kind),
-                               sh_.param_gather == ParamGather::PerLayer);
+  auto ranges = segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer);
   if (!fwd) std::reverse(ranges.begin(), ranges.end());  // backward walks the layers last to first
 
   PassRef ref{static_cast<std::uint32_t>(segs_.size()), static_cast<std::uint32_t>(ranges.size())};
@@ -111,7 +122,7 @@ void Builder::add_pass(int stage, const PipeOp& op) {
                                                 k_.kinds.front().params.expert * layers}
                                    : k_.range_params(lb, le);
     double params = rp.dense;
-    const EdgeWork e = edge_work(vs, P_ * V_, fwd, i == 0, i + 1 == ranges.size());
+    const EdgeWork e = edge_work(vs, place_.virtual_stages(), fwd, i == 0, i + 1 == ranges.size());
     if (e.embedding) {
       cost += k_.embed[kind];
       params += k_.embed_params;
@@ -120,16 +131,23 @@ void Builder::add_pass(int stage, const PipeOp& op) {
       cost += k_.head[kind];
       params += k_.head_params;
     }
-    // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
-    const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
-                                             : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
-    const std::uint64_t key = (fwd ? 1u : 0u) | (range << 1) |
-                              (e.embedding ? 1ull << 40 : 0) | (e.head ? 1ull << 41 : 0) |
-                              (static_cast<std::uint64_t>(op.kind) << 44);
+    std::uint32_t cost_id;
+    if (pair) {
+      cost = pair->apply(cost);
+      cost_id = add_cost(cost);
+    } else {
+      // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
+      const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
+                                           : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
+      const std::uint64_t key = (fwd ? 1u : 0u) | (range << 1) | (e.embedding ? 1ull << 40 : 0) |
+                                (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44);
+      cost_id = intern_cost(key, cost);
+    }
     TaskInfo ti{static_cast<TaskKind>(kind), Axis::tp, Collective::AllReduce, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, static_cast<std::int16_t>(lb),
-                static_cast<std::int16_t>(le), 0.0f, intern_cost(key, cost), kNoTask,
-                static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0))};
+                static_cast<std::int16_t>(le), 0.0f, cost_id, kNoTask,
+                static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0) |
+                                          (pair ? kPaired : 0))};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
     segs_.push_back(Segment{id, lb, le, params, rp.expert});
   }
@@ -143,33 +161,47 @@ void Builder::add_pass(int stage, const PipeOp& op) {
 }
 
 // Each stage receives its forward activations from the previous virtual stage and its backward gradients from the
-// next, in the order its own schedule consumes them (MCore batches p2p ops in schedule order). The receive occupies
-// the receiver's pipeline stream for the transfer time; the consuming pass waits for it. The gradient comes from the
-// next stage's input-gradient pass: its combined Backward, or its B; W sends nothing.
+// next (on the micro-batch's path: PipelinePlacement::locate), in the order its own schedule consumes them (MCore
+// batches p2p ops in schedule order). The receive occupies the receiver's pipeline stream for the transfer time; the
+// consuming pass waits for it. The gradient comes from the next stage's input-gradient pass: its combined Backward,
+// or its B (a schedule may use either per micro-batch); W sends nothing. An F&B pair starts when both its inputs are
+// there (DualPipe waits for all the pair's receives before computing).
 void Builder::add_pipe_recvs(int stage) {
-  if (P_ * V_ == 1) return;
-  for (const PipeOp& op : sched_[stage]) {
+  const int nvs = place_.virtual_stages();
+  if (nvs == 1) return;
+  const auto& order = sched_[stage];
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const PipeOp& op = order[i];
     if (op.kind == PipeOp::BackwardWeight) continue;
     const int vs = vstage(stage, op.chunk);
     const bool fwd = op.kind == PipeOp::Forward;
     const int from_vs = fwd ? vs - 1 : vs + 1;
-    if (from_vs < 0 || from_vs >= P_ * V_) continue;
-    const int from_stage = from_vs % P_, from_chunk = from_vs / P_;
-    const PassRef& prod = passes_[pass_index(from_stage, from_chunk, op.microbatch, op.kind)];
+    if (from_vs < 0 || from_vs >= nvs) continue;
+    const StageChunk from = place_.locate(from_vs, place_.direction(op.chunk));
+    const PassRef* prod = &passes_[pass_index(from.stage, from.chunk, op.microbatch, op.kind)];
+    if (!fwd && prod->count == 0)  // the producer ran the other form of the backward
+      prod = &passes_[pass_index(from.stage, from.chunk, op.microbatch,
+                                 op.kind == PipeOp::Backward ? PipeOp::BackwardInput : PipeOp::Backward)];
     const PassRef& cons = passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
     TaskInfo ti{TaskKind::PipeRecv, Axis::pp, Collective::SendRecv, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, static_cast<float>(k_.p2p_bytes), kNoTask,
                 kNoTask};
     TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
-    g_.add_dep(segs_[prod.first + prod.count - 1].task, r);
+    g_.add_dep(segs_[prod->first + prod->count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
+    // The second op of an F&B pair: its input also gates the pair's first op.
+    if (i > 0 && order[i - 1].overlapped_with_next) {
+      const PipeOp& f = order[i - 1];
+      g_.add_dep(r, segs_[passes_[pass_index(stage, f.chunk, f.microbatch, f.kind)].first].task);
+    }
   }
 }
 
 void Builder::build(const ScheduleOrder* schedule) {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
-  V_ = pl.vpp;
+  place_ = pipeline_placement(sc_.train.schedule, pl.pp, pl.vpp);
+  V_ = place_.chunks;
   bucket_bytes_ = sc_.train.bucket_bytes;
   M_ = static_cast<int>(sc_.train.micro_batches(pl));
   out_.microbatches = M_;
@@ -183,10 +215,21 @@ void Builder::build(const ScheduleOrder* schedule) {
   segs_.clear();
   passes_.assign(static_cast<std::size_t>(P_) * V_ * M_ * kPassKinds, PassRef{});
   if (schedule) sched_ = *schedule;
-  else sched_ = pipeline_schedule(sc_.train.schedule, P_, V_, M_);
+  else sched_ = pipeline_schedule(sc_.train.schedule, P_, pl.vpp, M_);
 
-  chunk_first_layer_.assign(static_cast<std::size_t>(P_) * V_, 0);
-  for (int vs = 1; vs < P_ * V_; ++vs) chunk_first_layer_[vs] = chunk_first_layer_[vs - 1] + k_.layers_per_chunk[vs - 1];
+  const int nvs = place_.virtual_stages();
+  chunk_first_layer_.assign(static_cast<std::size_t>(nvs), 0);
+  for (int vs = 1; vs < nvs; ++vs) chunk_first_layer_[vs] = chunk_first_layer_[vs - 1] + k_.layers_per_chunk[vs - 1];
+  first_fwd_mb_.assign(static_cast<std::size_t>(P_) * V_, -1);
+  last_wgrad_mb_.assign(static_cast<std::size_t>(P_) * V_, -1);
+  out_.splits_backward = false;
+  for (int s = 0; s < P_; ++s)
+    for (const PipeOp& op : sched_[s]) {
+      const auto i = static_cast<std::size_t>(s * V_ + op.chunk);
+      if (op.kind == PipeOp::Forward && first_fwd_mb_[i] < 0) first_fwd_mb_[i] = op.microbatch;
+      if (makes_weight_grads(op.kind)) last_wgrad_mb_[i] = op.microbatch;
+      out_.splits_backward = out_.splits_backward || op.kind == PipeOp::BackwardInput;
+    }
 
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
   for (int s = 0; s < P_; ++s) {
@@ -197,8 +240,20 @@ void Builder::build(const ScheduleOrder* schedule) {
   }
   std::size_t estimate = static_cast<std::size_t>(P_) * V_ * M_ * 4;
   g_.reserve(estimate, estimate * 2);
-  for (int s = 0; s < P_; ++s)
-    for (const PipeOp& op : sched_[s]) add_pass(s, op);
+  for (int s = 0; s < P_; ++s) {
+    const auto& order = sched_[s];
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (order[i].overlapped_with_next && i + 1 < order.size()) {
+        // An F&B pair: each pass's communication hides behind the other's compute (costs/comm.cpp overlap_pair).
+        const auto [a, b] = overlap_pair(whole_pass_cost(s, order[i]), whole_pass_cost(s, order[i + 1]), slowdown);
+        add_pass(s, order[i], &a);
+        add_pass(s, order[i + 1], &b);
+        ++i;
+      } else {
+        add_pass(s, order[i], nullptr);
+      }
+    }
+  }
   for (int s = 0; s < P_; ++s) add_pipe_recvs(s);
   for (int s = 0; s < P_; ++s) add_data_parallel(s);
 }

@@ -1,0 +1,117 @@
+// sim/present/advice: the notes follow from the simulated numbers (shares, group placement, the memory model's
+// savings), and plans side by side decompose their difference in step time.
+#include "sim/present/advice.hpp"
+
+#include "plans/scenario.hpp"
+#include "sim/core/text.hpp"
+#include "sim/step/evaluate.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace parsim;
+
+namespace {
+
+Compared run(const std::string& model, const std::string& plan, int gbs = 0, const std::string& gpu = "h100") {
+  ScenarioInput in;
+  in.model = model;
+  in.plan = plan;
+  in.gpu = gpu;
+  in.train.gbs = gbs;
+  in.train.sp = false;  // the numbers below are derived without sequence parallelism (Megatron's default for
+  in.train.sp_auto = false;  // tp > 1 is SP since the fidelity work: say --no-sp explicitly)
+  Compared c{resolve_scenario(in), {}};
+  c.report = evaluate(c.scenario);
+  return c;
+}
+
+bool has_note(const Advice& a, const std::string& part) {
+  for (const auto& n : a.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("advice names the exposed communication by share, collective and placement, and the knob") {
+  // tp8pp2dp4 for llama2-7b on 8-GPU H100 nodes: TP all-reduces (no --sp) inside a node are exposed; the note states
+  // their share of the step as the report has it (exposed tp / step time) and suggests --sp.
+  const Compared c = run("llama7b", "tp8pp2dp4");
+  const double share = c.report.exposed_by_kind_s[Axis::tp] / c.report.step_time_s;
+  REQUIRE(share >= 0.10);
+  const Advice a = advise(c.scenario, c.report);
+  CHECK(has_note(a, fmt_fixed(100 * share, 0) + " % of the step is exposed tp all-reduce within a node"));
+  CHECK(has_note(a, "try --sp"));
+  CHECK(a.remedies.empty());  // it fits: no memory remedies
+  // tp16 on 8-GPU nodes puts the TP group across 2 nodes (group_shape): the advice is to keep tp ≤ 8.
+  const Compared x = run("llama3-8b", "tp16dp4", 64);
+  REQUIRE(x.report.exposed_by_kind_s[Axis::tp] / x.report.step_time_s >= 0.10);
+  const Advice b = advise(x.scenario, x.report);
+  CHECK(has_note(b, "exposed tp all-reduce across nodes"));
+  CHECK(has_note(b, "try tp ≤ 8"));
+}
+
+TEST_CASE("advice for a plan that does not fit: the deficit and what each remedy frees") {
+  // llama2-7b as plain DDP on 8 H100 (dp8, no sharding): every GPU holds 2-byte weights, gradients and 12 bytes of
+  // fp32 master weights and Adam moments per parameter: 6.74e9 × 16 B ≈ 100 GiB > 79 GiB, so it does not fit.
+  const Compared c = run("llama7b", "dp8", 8);
+  REQUIRE_FALSE(c.report.memory.fits);
+  const Advice a = advise(c.scenario, c.report);
+  const double deficit = c.report.memory.peak_gib - c.report.memory.capacity_gib;
+  REQUIRE_FALSE(a.notes.empty());
+  CHECK(a.notes.front().rfind("does not fit by " + fmt_fixed(deficit, 1) + " GiB", 0) == 0);
+  // ZeRO-1 shards the optimizer states over dp = 8: the simulated dp8zero1 holds 7/8 fewer of them (allocated
+  // memory), and the device peak falls by that plus the allocator overhead that scales with it. The remedy's saving
+  // (estimate_memory of the changed scenario) is the simulated difference of the two peaks.
+  const Compared z = run("llama7b", "dp8zero1", 8);
+  CHECK(c.report.memory.allocated_peak_gib - z.report.memory.allocated_peak_gib ==
+        doctest::Approx(c.report.memory.optimizer_gib * 7.0 / 8.0).epsilon(0.01));
+  const MemoryRemedy* zero1 = nullptr;
+  for (const auto& r : a.remedies)
+    if (r.change == "zero1") zero1 = &r;
+  REQUIRE(zero1);
+  CHECK(zero1->freed_gib == doctest::Approx(c.report.memory.peak_gib - z.report.memory.peak_gib).epsilon(0.01));
+  CHECK(zero1->enough == z.report.memory.fits);
+  CHECK(zero1->enough == (zero1->freed_gib >= deficit));
+  // Remedies are listed largest saving first.
+  for (std::size_t i = 1; i < a.remedies.size(); ++i) CHECK(a.remedies[i - 1].freed_gib >= a.remedies[i].freed_gib);
+}
+
+TEST_CASE("the largest micro-batch that fits: it fits, the next candidate does not") {
+  // tp8pp2dp4, gbs 64: 16 sequences per replica; micro-batches 1, 2, 4, 8, 16 divide it.
+  const Compared c = run("llama7b", "tp8pp2dp4", 64);
+  const Advice a = advise(c.scenario, c.report);
+  REQUIRE(a.max_mbs >= 1);
+  auto peak = [&](std::int64_t mbs) {
+    Scenario s = c.scenario;
+    s.train.mbs = mbs;
+    return c.report.memory.peak_gib + estimate_memory(s).peak_gib - estimate_memory(c.scenario).peak_gib;
+  };
+  CHECK(peak(a.max_mbs) <= c.report.memory.capacity_gib);
+  if (a.max_mbs < 16) CHECK(peak(a.max_mbs * 2) > c.report.memory.capacity_gib);
+}
+
+TEST_CASE("compare: the best plan fits; the others' difference is split into its parts") {
+  const std::vector<Compared> plans = {run("llama7b", "tp8pp2dp4"), run("llama7b", "tp4pp4dp4"),
+                                       run("llama7b", "tp2pp1dp32")};
+  const std::size_t best = best_of(plans);
+  for (const auto& p : plans)
+    if (p.report.memory.fits) CHECK(plans[best].report.step_time_s <= p.report.step_time_s);
+  CHECK(versus_best(plans, best, best).find("the fastest") != std::string::npos);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (i == best) continue;
+    const std::string line = versus_best(plans, i, best);
+    // The line starts with the plan, then the signed difference in step time against the best.
+    CHECK(line.rfind(plans[i].scenario.plan.to_string() + ": +", 0) == 0);
+    CHECK(line.find("vs " + plans[best].scenario.plan.to_string()) != std::string::npos);
+  }
+  const std::string table = compare_table(plans);
+  for (const auto& p : plans) CHECK(table.find(p.scenario.plan.to_string()) != std::string::npos);
+  CHECK(table.find("where the time goes") != std::string::npos);
+  const auto j = compare_json(plans);
+  CHECK(j["plans"].size() == 3);
+  CHECK(j["best"] == plans[best].scenario.plan.to_string());
+  CHECK(j["plans"][0]["step_time_s"].get<double>() == plans[0].report.step_time_s);
+}
