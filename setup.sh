@@ -3,7 +3,7 @@
 #   ./setup.sh run   — runs `parsim --model llama7b --plan tp8pp2dp4`
 #   ./setup.sh test  — builds the test suite and runs all of it (ctest)
 #   ./setup.sh sanitize — (CI, issue 12) builds with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the
-#                      libFuzzer targets in build-fuzz/, runs the unit and CLI tests there, then every fuzz target for
+#                      libFuzzer targets in build-fuzz/, runs the whole test suite there, then every fuzz target for
 #                      PARSIM_FUZZ_SECONDS (default 8) seconds on its corpus
 # The build includes the Python module (build/python/parsim*.so: PYTHONPATH=build/python python3 -c "import parsim").
 set -euo pipefail
@@ -34,11 +34,10 @@ if [ "$mode" = sanitize ]; then
   # -O1 -g1: sanitizer reports with line numbers at about half the compile time of -O2 -g.
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPARSIM_FUZZ=ON -DPARSIM_WERROR=ON -DPARSIM_PYTHON=OFF \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" >/dev/null
-  # The sanitized suite: everything labelled unit or cli (the validation and golden suites replay the same code
-  # paths on the shared data and run under the sanitizers before each release: ctest --test-dir build-fuzz).
-  tests=$(ctest --test-dir build-fuzz -N -L 'unit|cli' | awk '/Test +#/ {print $3}')
-  cmake --build build-fuzz -j "$jobs" --target parsim fuzz $tests
-  ctest --test-dir build-fuzz --output-on-failure -j "$jobs" -L 'unit|cli'
+  # The whole suite under the sanitizers (issue 12: every label — unit, cli, contract, golden, validation, fuzz
+  # replays; ~1 min of tests at -j2), then the fuzzers.
+  cmake --build build-fuzz -j "$jobs"
+  ctest --test-dir build-fuzz --output-on-failure -j "$jobs"
   tests/fuzz/run_fuzzers.sh build-fuzz "${PARSIM_FUZZ_SECONDS:-8}"
   exit 0
 fi

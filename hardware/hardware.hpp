@@ -165,6 +165,8 @@ Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_ove
 std::vector<std::string> hardware_preset_names();
 // The hardware as JSON in the file schema (what `--gpu FILE` accepts); used by `calibrate --out` and the JSON echo.
 std::string hardware_to_json(const Hardware& hw);
+// Whether `name` is a built-in preset's name or alias (case-insensitive).
+bool is_hardware_preset(const std::string& name);
 // A preset by name (case-insensitive, aliases accepted); throws InputError listing the valid names.
 Hardware hardware_preset(const std::string& name);
 // The JSON text of a preset as compiled in from hardware/presets/<name>.json (empty when there is none).

@@ -638,7 +638,10 @@ std::string hardware_to_json(const Hardware& hw_in) {
 }
 
 Hardware resolve_hardware(const std::string& name_or_path, int gpus_per_node_override) {
-  Hardware hw = looks_like_path(name_or_path)
+  // A preset's name means the preset even when a file or directory of that name sits in the working directory (`--gpu
+  // h100` read ./h100; models also look up presets first). A path needs a slash or .json then: `--gpu ./h100`.
+  const bool preset = name_or_path.find('/') == std::string::npos && is_hardware_preset(name_or_path);
+  Hardware hw = !preset && looks_like_path(name_or_path)
                     ? parse_hardware_json(read_file_text(name_or_path, "hardware file", kConfigFileLimit), name_or_path)
                     : hardware_preset(name_or_path);
   if (gpus_per_node_override < 0)

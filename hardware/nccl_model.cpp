@@ -59,7 +59,13 @@ const std::vector<double> kSm100SpeedInter = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0
 
 constexpr int kMaxChannels = 64;          // MAXCHANNELS (device.h)
 constexpr int kGraphMaxChannels = 32;     // ringGraph->maxChannels = MAXCHANNELS / 2 (init.cc)
-constexpr double kPciBw = 12.0;           // PCI_BW (topo.h)
+[[maybe_unused]] constexpr double kPciBw = 12.0;  // PCI_BW (topo.h)
+
+// ⌊x⌋ channels, at most kGraphMaxChannels, clamped in floating point before the cast: a free or very fast network
+// (tests' with_free_network, 1e18 B/s) made x ≈ 2.6e19, beyond int (UBSan, found by the sanitized suite).
+int channels_at_most(double x) {
+  return static_cast<int>(std::clamp(std::floor(x + 1e-9), 0.0, static_cast<double>(kGraphMaxChannels)));
+}
 
 const std::vector<double>& speeds(int cc, bool inter) {
   if (cc >= 3) return inter ? kSm100SpeedInter : kSm100SpeedIntra;
@@ -128,7 +134,7 @@ Comm make_comm(const Hardware& hw, const GroupShape& g) {
   double s = 0;
   if (c.nnodes == 1) {
     s = first_speed_at_most(speeds(c.cc, false), max_bw);
-    n = std::min(kGraphMaxChannels, std::max(1, static_cast<int>(std::floor(total_bw / s + 1e-9))));
+    n = std::max(1, channels_at_most(total_bw / s));
   } else {
     const LinkTier& out = hw.node.inter();
     const double nic = out.nic_bits_per_s / 8e9;
@@ -139,8 +145,8 @@ Comm make_comm(const Hardware& hw, const GroupShape& g) {
     double best = 0;
     for (double sp : speeds(c.cc, true)) {
       if (sp > nic + 1e-9) continue;
-      int ch = std::min(kGraphMaxChannels, nics * static_cast<int>(std::floor(nic / sp + 1e-9)));
-      if (c.ppn > 1) ch = std::min(ch, static_cast<int>(std::floor(total_bw / sp + 1e-9)));  // NVLink budget
+      int ch = channels_at_most(nics * std::floor(nic / sp + 1e-9));
+      if (c.ppn > 1) ch = std::min(ch, channels_at_most(total_bw / sp));  // NVLink budget
       if (ch >= 1 && ch * sp > best + 1e-9) best = ch * sp, n = ch, s = sp;
     }
     if (best == 0) n = 1, s = speeds(c.cc, true).back();

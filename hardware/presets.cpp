@@ -80,6 +80,8 @@ std::string hardware_preset_text(const std::string& canonical_name) {
   return {};
 }
 
+bool is_hardware_preset(const std::string& name) { return !hardware_preset_text(canonical(name)).empty(); }
+
 Hardware hardware_preset(const std::string& name) {
   const std::string key = canonical(name);
   const std::string text = hardware_preset_text(key);

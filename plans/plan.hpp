@@ -58,10 +58,15 @@ Plan parse_plan(const std::string& text);
 // The contract's default global batch: ⌈4,194,304 / seq⌉ rounded up to a multiple of dp × mbs.
 std::int64_t default_gbs(std::int64_t seq, int dp, std::int64_t mbs);
 
+// The most micro-batches one step may hold per DP replica (gbs / (dp·mbs)); validation refuses more (issue 12: a
+// step plays each out, and --gbs 2^40 on dp8 asked for 1.4·10^11). 2^20 ≥ the 10^6 a test simulates exactly.
+inline constexpr std::int64_t kMaxMicroBatches = std::int64_t{1} << 20;
+
 // Validation of a plan against model, hardware and settings. Throws InputError naming the value and what would be
 // valid: heads and kv_heads vs tp (KV heads replicated when tp > kv_heads and tp % kv_heads == 0 — say so),
 // pp·vpp ≤ layers, gbs % (dp·mbs) == 0, seq % (2·cp) == 0 when cp > 1, fp8 only where the GPU has it, interleaved
-// needs vpp > 1 (and vpp > 1 needs m % pp == 0, Megatron), world % gpus_per_node when tp spans nodes, …
+// needs vpp > 1 (and vpp > 1 needs m % pp == 0, Megatron), world % gpus_per_node when tp spans nodes, tp | ffn_hidden
+// (etp | expert_ffn_hidden), at most kMaxMicroBatches micro-batches, …
 void validate_plan(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 // The same checks without throwing: the message validate_plan would throw, or nullopt when the plan is valid
 // (the sweep filters with it: no exceptions in the hot path).

@@ -184,7 +184,13 @@ OptionTable<In> build_table() {
   t.push_back(number<In>(
       "bucket_mb", "--bucket-mb", "gradient bucket size (1 MB = 1e6 bytes)", "MB",
       "the stack's: Megatron max(40M, 1M·dp·cp) elements, DeepSpeed ZeRO-2 5e8 elements, PyTorch DDP 25 MB",
-      [](In& x, double v) { x.train.bucket_bytes = v * 1e6; },
+      [](In& x, double v) {
+        // 1 kB to 1 PB: below, every gradient splits into absurdly many latency-bound buckets (1e-300 overflowed the
+        // simulated clock); above, no model has that many gradient bytes (1e300 overflowed a cast). Issue 12.
+        if (!(v >= 1e-3 && v <= 1e9))
+          throw InputError("--bucket-mb " + fmt_num(v) + " is out of range (1e-3 to 1e9 MB, i.e. 1 kB to 1 PB)");
+        x.train.bucket_bytes = v * 1e6;
+      },
       [](const In& x) -> std::optional<double> {
         if (x.train.bucket_bytes <= 0) return std::nullopt;
         return x.train.bucket_bytes / 1e6;

@@ -129,14 +129,24 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
             if (pp == 1) break;
           }
           for (Schedule sched : schedules) {
+            // Only the candidates are tried (powers of two, or the listed values), never every integer up to
+            // gbs/dp: --gbs 2^40 on one replica enumerated 10^12 sizes (issue 12). Ascending, as before.
             const ScheduleTraits& sched_traits = schedule_traits(sched);
             std::vector<std::int64_t> mbss;
-            for (std::int64_t mbs = 1; mbs <= per_replica; ++mbs) {
-              if (per_replica % mbs != 0) continue;
-              if (f.mbs.empty() ? !is_pow2(mbs) : !allowed(f.mbs, static_cast<int>(mbs))) continue;
-              if (pp > 1 && schedule_precondition_error(sched_traits, pp, vpp, per_replica / mbs)) continue;
+            const auto consider = [&](std::int64_t mbs) {
+              if (mbs <= 0 || mbs > per_replica || per_replica % mbs != 0) return;
+              if (pp > 1 && schedule_precondition_error(sched_traits, pp, vpp, per_replica / mbs)) return;
               mbss.push_back(mbs);
-            }
+            };
+            if (f.mbs.empty())
+              for (std::int64_t mbs = 1;; mbs *= 2) {  // at most 63 steps, no overflow
+                consider(mbs);
+                if (mbs > per_replica / 2) break;
+              }
+            else
+              for (int mbs : f.mbs) consider(mbs);
+            std::sort(mbss.begin(), mbss.end());
+            mbss.erase(std::unique(mbss.begin(), mbss.end()), mbss.end());
             for (std::int64_t mbs : mbss) {
               std::vector<Plan> plans;
               for (const auto& [ep, etp] : experts) {

@@ -93,6 +93,21 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (m.kv_heads % p.tp != 0 && p.tp % m.kv_heads != 0)
     return "tp" + S(p.tp) + " neither divides nor is a multiple of the " + S(m.kv_heads) + " KV heads of " +
            model_name(m) + " (valid tp: " + join_ints(valid_tps(m)) + ")";
+  // Tensor parallelism also splits the FFN's inner dimension (Megatron's ColumnParallelLinear: output_size divided
+  // by the TP size, which must divide it): a dense FFN layer's ffn_hidden by tp, a routed expert's by etp. tp40 on
+  // Llama-2-13B (40 heads, ffn 13,824 = 2^9·27) passed the heads check but splits no FFN evenly (issue 12).
+  bool dense_ffn = false;
+  for (int i = 0; i < m.layers && !dense_ffn; ++i) dense_ffn = m.layer(i).ffn == FfnKind::Dense;
+  if (dense_ffn && m.ffn_hidden > 0 && m.ffn_hidden % p.tp != 0) {
+    std::vector<int> valid;
+    for (int tp : valid_tps(m))
+      if (m.ffn_hidden % tp == 0) valid.push_back(tp);
+    return "tp" + S(p.tp) + " does not divide the FFN hidden size " + S(m.ffn_hidden) + " of " + model_name(m) +
+           " (tensor parallelism splits it evenly; valid tp: " + join_ints(valid) + ")";
+  }
+  if (m.is_moe() && m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % p.expert_tp() != 0)
+    return "etp" + S(p.expert_tp()) + " does not divide the expert FFN hidden size " + S(m.expert_ffn_hidden) +
+           " of " + model_name(m) + " (expert tensor parallelism splits each expert's FFN evenly)";
   // A TP group must tile the nodes: inside one node (tp | gpus_per_node) or whole nodes (gpus_per_node | tp).
   const int gpn = hw.node.gpus_per_node;
   if (gpn % p.tp != 0 && p.tp % gpn != 0)
@@ -137,6 +152,13 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
            S(*above) : std::string()) + ")";
   }
   const std::int64_t mb = t.gbs / unit;
+  // One simulated step plays every micro-batch out (non-periodic schedules) or walks its schedule order (memory
+  // pre-check): bounded so that a step stays seconds, not hours — --gbs 2^40 on dp8 asked for 1.4·10^11 (issue 12).
+  // 2^20 is far beyond any published run (thousands at most) and keeps 10^6 micro-batches simulable.
+  if (mb > kMaxMicroBatches)
+    return "gbs / (dp × mbs) = " + S(t.gbs) + " / (" + S(p.dp) + " × " + S(t.mbs) + ") = " + S(mb) +
+           " micro-batches per step is beyond what parsim simulates (at most " + S(kMaxMicroBatches) +
+           "); raise --mbs or lower --gbs";
   // The schedule's preconditions (plans/schedule.cpp): Megatron-Core interleaving needs m % pp == 0 at the default
   // group size G = pp (schedules.py); the DualPipe family needs m ≥ 2·pp (and DualPipe an even pp and m); the V-shape
   // schedules need pp > 1.

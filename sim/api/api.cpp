@@ -508,6 +508,11 @@ const OptionTable<MergeRequest>& merge_options() {
     t.push_back(flag<R>(
         "all", "--all", "list every plan the inputs hold", [](R& r) { r.listing.all = true; },
         [](const R& r) { return r.listing.all; }, kUseSweep));
+    t.push_back(flag<R>(
+        "partial", "--partial",
+        "rank what the inputs hold even when shards of the sweep are missing or an input is CSV (without counts); "
+        "the output then says complete: false / counts_known: false",
+        [](R& r) { r.partial = true; }, [](const R& r) { return r.partial; }, kUseSweep));
     t.push_back(format_row<R>({"table", "json", "csv"}, &R::format));
     return t;
   }();
@@ -524,7 +529,7 @@ MergeRequest merge_request(const std::vector<OptionValue>& values) {
 SweepReport run_merge(const MergeRequest& r) {
   std::vector<SweepReport> shards;
   for (const std::string& f : r.files) shards.push_back(read_sweep_file(f));
-  return merge_sweeps(shards, r.files);
+  return merge_sweeps(shards, r.files, r.partial);
 }
 
 json merge(const json& request) {

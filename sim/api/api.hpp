@@ -93,6 +93,7 @@ nlohmann::json sweep(const nlohmann::json& request);
 // ---- merge ----
 struct MergeRequest {
   std::vector<std::string> files;
+  bool partial = false;  // rank what is given even when shards are missing or inputs are CSV (merge_sweeps)
   SweepListing listing;
   std::string format = "table";
 };

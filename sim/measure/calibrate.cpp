@@ -710,7 +710,7 @@ ojson fit_json(const Calibration& c) {
   j["collective"] = c.collective;
   j["ranks"] = c.ranks;
   j["alpha_us"] = c.alpha_s * 1e6;
-  j["busbw_gbps"] = c.busbw_Bps / 1e9;
+  j["busbw_gbytes_per_s"] = c.busbw_Bps / 1e9;
   j["r2"] = c.r2;
   ojson pts = ojson::array();
   for (const auto& p : c.points) {
@@ -728,11 +728,11 @@ ojson fit_json(const Calibration& c) {
   j["gpu"] = c.gpu_name.empty() ? ojson(nullptr) : ojson(c.gpu_name);
   j["bus_factor"] = c.bus_factor;
   j["model"] = "t(S) = min over protocol regimes k of (alpha_k + S * bus_factor / busbw_k); alpha_us = alpha of the "
-               "first (small-message) regime, busbw_gbps = busbw of the last (large-message) regime";
+               "first (small-message) regime, busbw_gbytes_per_s = busbw of the last (large-message) regime";
   ojson regimes = ojson::array();
   for (const auto& r : c.regimes)
     regimes.push_back({{"alpha_us", r.alpha_s * 1e6},
-                       {"busbw_gbps", r.busbw_Bps / 1e9},
+                       {"busbw_gbytes_per_s", r.busbw_Bps / 1e9},
                        {"from_bytes", static_cast<std::int64_t>(std::llround(r.from_bytes))},
                        {"to_bytes", static_cast<std::int64_t>(std::llround(r.to_bytes))}});
   j["regimes"] = regimes;
@@ -747,11 +747,11 @@ ojson fit_json(const Calibration& c) {
     return a;
   };
   j["failures_bytes"] = bytes_list(c.failures_bytes);
-  j["alpha_beta"] = {{"model", "t(S) = alpha_us + S * bus_factor / busbw_gbps"},
+  j["alpha_beta"] = {{"model", "t(S) = alpha_us + S * bus_factor / busbw_gbytes_per_s"},
                      {"r2", c.alpha_beta_r2},
                      {"fails_bytes", bytes_list(c.alpha_beta_fails_bytes)}};
-  j["peak_measured_busbw_gbps"] = c.peak_busbw_GBps >= 0 ? ojson(c.peak_busbw_GBps) : ojson(nullptr);
-  j["avg_busbw_gbps_footer"] = c.avg_busbw_GBps >= 0 ? ojson(c.avg_busbw_GBps) : ojson(nullptr);
+  j["peak_measured_busbw_gbytes_per_s"] = c.peak_busbw_GBps >= 0 ? ojson(c.peak_busbw_GBps) : ojson(nullptr);
+  j["avg_busbw_gbytes_per_s_footer"] = c.avg_busbw_GBps >= 0 ? ojson(c.avg_busbw_GBps) : ojson(nullptr);
   j["notes"] = c.notes;
   return j;
 }

@@ -15,7 +15,7 @@
 // Each line is a weighted least-squares fit on relative error (Eigen), minimising Σ ((α + S·f/busbw − t)/t)² over
 // its contiguous range of sizes; the split points and the number of regimes (1–3) are chosen by BIC on the relative
 // error of the whole model. The reported α (alpha_us) is the first regime's — the latency floor of small messages —
-// and the reported bus bandwidth (busbw_gbps) is the last regime's — what large messages achieve. The plain
+// and the reported bus bandwidth (busbw_gbytes_per_s) is the last regime's — what large messages achieve. The plain
 // single-line model with that pair, t = α + S·f/busbw, is reported too, with the sizes where it is more than 15 %
 // off: those are NCCL's protocol switches.
 #pragma once

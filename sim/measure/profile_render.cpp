@@ -46,8 +46,8 @@ ojson stats_json(const std::vector<CollectiveStats>& stats) {
     j["min_us"] = s.min_s * 1e6;
     j["max_us"] = s.max_s * 1e6;
     j["total_s"] = s.total_s;
-    j["algbw_gbps"] = num_or_null(s.algbw_GBps, s.algbw_GBps >= 0);
-    j["busbw_gbps"] = num_or_null(s.busbw_GBps, s.busbw_GBps >= 0);
+    j["algbw_gbytes_per_s"] = num_or_null(s.algbw_GBps, s.algbw_GBps >= 0);
+    j["busbw_gbytes_per_s"] = num_or_null(s.busbw_GBps, s.busbw_GBps >= 0);
     j["source"] = s.source;
     arr.push_back(j);
   }

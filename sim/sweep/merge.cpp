@@ -8,7 +8,7 @@
 
 namespace parsim {
 
-SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names) {
+SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names, bool partial) {
   require(!shards.empty(), "merge needs at least one sweep file");
   SweepReport out;
   const SweepReport& first = shards.front();
@@ -42,6 +42,16 @@ SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vect
       for (const auto& f : s.base_flags) fb += f + " ";
       differs("options", fa, fb);
     }
+    // A CSV holds rows only: which shard, how many plans were evaluated — unknown (issue 12: merging a CSV lost
+    // that silently). Ranked only when the user says a partial answer will do.
+    if (!s.counts_known && !partial)
+      throw InputError(name + " is a sweep CSV: it holds result rows but not its shard or its plan counts, so the merge "
+                       "cannot tell whether the ranking is complete (merge the --format json of each shard, or pass "
+                       "--partial to rank the rows given)");
+    for (int idx : s.shards)
+      if (s.counts_known && (idx < 0 || idx >= s.shard_count))
+        throw InputError(name + ": shard index " + std::to_string(idx) + " is not below its shard count " +
+                         std::to_string(s.shard_count));
     for (int idx : s.shards)
       if (!seen.insert(idx).second)
         throw InputError(name + ": shard " + std::to_string(idx) + "/" + std::to_string(s.shard_count) +
@@ -61,6 +71,22 @@ SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vect
     front.insert(front.end(), s.pareto.begin(), s.pareto.end());
   }
   out.shards.assign(seen.begin(), seen.end());
+  // Every shard of the sweep must be there (merging 2 of 3 shards ranked a third of the space away, silently).
+  if (out.counts_known && out.shard_count > 0 && static_cast<std::int64_t>(seen.size()) < out.shard_count) {
+    int first_missing = 0;
+    for (int idx : seen) {  // sorted: the first gap
+      if (idx != first_missing) break;
+      ++first_missing;
+    }
+    const std::int64_t missing = out.shard_count - static_cast<std::int64_t>(seen.size());
+    if (!partial)
+      throw InputError("the inputs hold " + std::to_string(seen.size()) + " of the " + std::to_string(out.shard_count) +
+                       " shards of this sweep: shard " + std::to_string(first_missing) + "/" +
+                       std::to_string(out.shard_count) +
+                       (missing > 1 ? " and " + std::to_string(missing - 1) + " more are" : std::string(" is")) +
+                       " missing (give every shard's file, or pass --partial to rank the shards given)");
+    out.complete = false;
+  }
   std::sort(all.begin(), all.end(), ranks_before);
   out.ranked = std::move(all);
   if (!out.counts_known) out.feasible = static_cast<std::int64_t>(out.ranked.size());

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 
 namespace parsim {
@@ -115,9 +116,13 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
       r.verdict = Verdict::OutOfMemory;
       r.reason = to_string(r.verdict);
     }
-  } catch (const std::exception& e) {
+  } catch (const InputError& e) {
     r.verdict = Verdict::Error;
     r.reason = "error: ";
+    r.reason += e.what();
+  } catch (const std::exception& e) {
+    r.verdict = Verdict::Error;
+    r.reason = "internal error: ";
     r.reason += e.what();
   }
   return r;
@@ -293,6 +298,22 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   rep.shard_index = opt.shard_index;
   rep.shard_count = opt.shard_count;
   rep.evaluated = static_cast<std::int64_t>(mine.size());
+  // A plan that could not be simulated leaves the ranking incomplete, so the sweep fails rather than printing a
+  // ranking with holes and exit 0 (issue 12: a hardware efficiency of 1e-300 marked every plan "error"). The errors
+  // come from the inputs (the clock bound of the lowering, a cost that is not a number), so the one line names the
+  // first such plan and its message; an unexpected exception stays an internal error.
+  std::int64_t errors = 0;
+  const PlanResult* first_error = nullptr;
+  for (const PlanResult& r : results)
+    if (r.verdict == Verdict::Error && ++errors == 1) first_error = &r;
+  if (first_error) {
+    const std::string text = std::to_string(errors) + " of " + std::to_string(mine.size()) +
+                             " plans could not be simulated; the first, " + first_error->plan.to_string() + " mbs " +
+                             std::to_string(first_error->mbs) + " recompute " + to_string(first_error->recompute) +
+                             ": " + first_error->reason.substr(first_error->reason.find(": ") + 2);
+    if (first_error->reason.rfind("internal error: ", 0) == 0) throw std::runtime_error(text);
+    throw InputError(text);
+  }
   for (std::size_t j = 0; j < results.size(); ++j) {
     rep.simulated += simulated[j];
     if (results[j].verdict == Verdict::Fits) rep.ranked.push_back(std::move(results[j]));

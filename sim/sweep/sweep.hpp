@@ -124,7 +124,10 @@ struct SweepListing {
 };
 
 // Combines shard reports of one sweep into one ranking. Throws InputError when the shards belong to different
-// sweeps or a shard appears twice.
-SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names);
+// sweeps or a shard appears twice, and — unless `partial` — when a shard of the sweep is missing or an input is CSV
+// (which records neither its shard nor its counts, so completeness cannot be checked). With `partial` the result
+// says what it is: `complete` false when shards are missing, `counts_known` false with CSV.
+SweepReport merge_sweeps(const std::vector<SweepReport>& shards, const std::vector<std::string>& names,
+                         bool partial = false);
 
 }  // namespace parsim

@@ -149,7 +149,9 @@ TEST_CASE("--scenario FILE gives exactly what the equivalent flags give (example
        "--model llama3-8b --plan tp2pp1dp4cp2zero1 --gpu h100 --seq 8192 --gbs 128 --precision fp8 --sp --stack megatron "
        "--bucket-mb 40 --no-overlap-param-gather --schedule 1f1b --attention flash"},
   };
-  for (const auto& [file, flags] : cases) {
+  for (const auto& c : cases) {
+    const char* file = c.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda)
+    const char* flags = c.second;
     CAPTURE(file);
     const Run a = run_parsim("--scenario " + dir + file + " --format json");
     const Run b = run_parsim(std::string(flags) + " --format json");

@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <zlib.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -153,6 +156,29 @@ TEST_CASE("catalogue: predict --gpu files, flags and plans") {
        "--mbs 999999999999999999 is too large (at most 1099511627776)"},
       {"flag beyond its limit: --gbs 18 digits", "--model llama7b --plan dp8 --gbs 999999999999999999",
        "--gbs 999999999999999999 is too large (at most 1099511627776)"},
+      // Round 2 (issue 12, "next round" of tests/fuzz/README.md):
+      // 8192 micro-batches with per-layer slices: ~2.2 million events (tests/hardening/test_scale.cpp derives it).
+      {"--trace beyond 2,000,000 events", "--model llama7b --plan pp2 --gbs 8192 --seq 128 --trace cat_big_trace.json",
+       "--trace 'cat_big_trace.json' would hold"},
+
+      {"plan: tp does not divide the FFN (tp40 on llama2-13b: 40 heads, ffn 13,824)", "--model llama2-13b --plan tp40",
+       "tp40 does not divide the FFN hidden size 13824 of llama2-13b (tensor parallelism splits it evenly; valid tp: 1, 2, 4, 8)"},
+      {"micro-batches beyond 2^20 (gbs 2^40 on dp8)", "--model llama7b --plan dp8 --gbs 1099511627776",
+       "= 137438953472 micro-batches per step is beyond what parsim simulates (at most 1048576)"},
+      {"--bucket-mb below 1 kB (overflowed the clock)", "--model llama7b --plan dp8 --bucket-mb 1e-300",
+       "--bucket-mb 1e-300 is out of range (1e-3 to 1e9 MB"},
+      {"--bucket-mb beyond 1 PB (an out-of-range cast)", "--model llama7b --plan dp8 --bucket-mb 1e300",
+       "--bucket-mb 1e+300 is out of range"},
+      // 10^12 tokens: one forward takes ~6e14 s, beyond the int64-nanosecond clock (was exit 3 "negative duration").
+      {"a step beyond the int64-ns clock (--seq 10^12)", "--model llama7b --plan dp8 --seq 1000000000000",
+       "the simulated step is beyond parsim's clock: a forward pass takes 5.929e+14 s"},
+      {"a step beyond the clock (hardware efficiency 1e-300)",
+       "--model llama7b --plan dp8 --gpu " + write_temp("hw_eff.json", R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1e-300, "hbm_efficiency": 1e-300}}})"),
+       "the simulated step is beyond parsim's clock"},
+      // The sweep fails when a plan cannot be simulated (it used to exit 0 with every plan counted as "error").
+      {"sweep: plans beyond the clock", "sweep --model llama7b --gpus 8 --top 2 --gpu " +
+       write_temp("hw_eff2.json", R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1e-300, "hbm_efficiency": 1e-300}}})"),
+       "plans could not be simulated; the first, tp1pp1dp8zero1 mbs 1 recompute none: the simulated step is beyond parsim's clock"},
       {"plan: gbs not a multiple of dp x mbs", "--model llama7b --plan dp2 --gbs 3", "global batch 3 is not divisible"},
       // Schedule preconditions (plans/schedule.cpp schedule_precondition_error).
       {"schedule: dualpipe on an odd pp", "--model llama7b --plan pp3 --gbs 12 --schedule dualpipe",
@@ -257,6 +283,89 @@ TEST_CASE("catalogue: merge") {
       {"CSV: empty", "merge " + write_temp("m_empty.csv", ""), "empty CSV"},
       {"shard: directory", "merge " + dir("cat_merge_dir"), "'cat_merge_dir' is a directory"},
   });
+  // Round 2: a merge must be the whole sweep, or say it is not (issue 12: 2 of 3 shards, or a plain CSV, merged
+  // silently into a ranking that had lost plans).
+  std::vector<std::string> shard;
+  for (int i = 0; i < 3; ++i) {
+    const Run s = run_parsim("sweep --model llama7b --gpus 8 --top 2 --format json --shard " + std::to_string(i) + "/3");
+    REQUIRE(s.status == 0);
+    shard.push_back(write_temp("m_shard" + std::to_string(i) + ".json", s.out));
+  }
+  const std::string csv = write_temp("m_plain.csv", c);
+  run_cases({
+      {"merge: 2 of 3 shards", "merge " + shard[0] + " " + shard[2],
+       "the inputs hold 2 of the 3 shards of this sweep: shard 1/3 is missing"},
+      {"merge: 1 of 3 shards", "merge " + shard[1], "the inputs hold 1 of the 3 shards of this sweep: shard 0/3 and 1 more are missing"},
+      {"merge: a plain sweep CSV", "merge " + csv, "is a sweep CSV: it holds result rows but not its shard or its plan counts"},
+  });
+  // With --partial the merge ranks what it has and says what it is.
+  const Run all3 = run_parsim("merge --format json " + shard[0] + " " + shard[1] + " " + shard[2]);
+  REQUIRE(all3.status == 0);
+  const Run part = run_parsim("merge --partial --format json " + shard[0] + " " + shard[2]);
+  INFO(part.err);
+  REQUIRE(part.status == 0);
+  const auto pj = nlohmann::json::parse(part.out);
+  CHECK(pj["complete"] == false);
+  CHECK(pj["sweep"]["shards"] == nlohmann::json::array({0, 2}));
+  const Run pcsv = run_parsim("merge --partial --format json " + csv);
+  REQUIRE(pcsv.status == 0);
+  const auto cj = nlohmann::json::parse(pcsv.out);
+  CHECK(cj["counts_known"] == false);
+  CHECK(cj["sweep"]["model"] == "llama7b");  // the CSV's rows carry model and GPU
+}
+
+TEST_CASE("catalogue: the command line (CLI11's own texts never reach the user)") {
+  run_cases({
+      {"mistyped command", "predcit --model llama7b --plan dp8", "unknown command 'predcit' (did you mean 'predict'?)"},
+      {"unknown command, nothing close", "xyzzy --gpus 8", "unknown command 'xyzzy'; commands: predict (the default)"},
+      {"mistyped option", "--modle llama7b --plan dp8", "unknown option '--modle' for `parsim predict` (did you mean '--model'?)"},
+      {"option of another command", "--model llama7b --plan dp8 --all", "unknown option '--all' for `parsim predict`"},
+      {"mistyped option before a file argument", "calibrate --fromat json " + kNccl,
+       "unknown option '--fromat' for `parsim calibrate` (did you mean '--format'?)"},
+      {"stray word", "--model llama7b --plan dp8 extra", "unexpected argument 'extra' for `parsim predict`"},
+      {"two files where calibrate reads one", "calibrate " + kNccl + " " + kNccl, "unexpected argument"},
+      {"option without its value", "sweep --model llama7b --gpus", "--gpus needs a value (INT)"},
+      {"option given twice", "--model llama7b --plan dp8 --mbs 2 --mbs 3", "--mbs is given 2 times; give it once"},
+      {"empty value (was: the default)", "--model llama7b --plan dp8 --gbs ''", "--gbs must be a positive integer, got ''"},
+      {"empty value for sweep (--gbs=)", "sweep --model llama7b --gpus 8 --gbs=", "--gbs needs a value (INT)"},
+      {"integer option beyond its limit", "calibrate " + kNccl + " --ranks 99999999999", "--ranks 99999999999 is too large"},
+  });
+}
+
+TEST_CASE("sweep --gbs 2^40 ends at once (it enumerated every micro-batch size up to gbs/dp: a hang)") {
+  // Micro-batch sizes are powers of two (or the listed --mbs), ≤ 41 per configuration; plans beyond 2^20
+  // micro-batches are refused by validation, and the rest do not fit in memory: 2^40 / dp sequences per replica of
+  // at least 2^17 sequences each hold terabytes of activations.
+  const Run r = run_parsim("sweep --model llama7b --gpus 8 --gbs 1099511627776 --top 1 --threads 1");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("no plan fits in memory") != std::string::npos);
+}
+
+TEST_CASE("output to a full disk is an error, not exit 0") {
+  // `parsim … > /dev/full`: every write fails with ENOSPC; main() checks stdout after the command (issue 12).
+  for (const std::string args : {"--model llama7b --plan dp8", "--model llama7b --plan dp8 --format json",
+                                 "sweep --model llama7b --gpus 8 --top 1 --format csv"}) {
+    const std::string err = "cat_full_" + std::to_string(getpid()) + ".err";
+    const int rc = std::system((std::string(PARSIM_BIN) + " " + args + " >/dev/full 2>" + err).c_str());
+    const std::string text = slurp(err);
+    std::remove(err.c_str());
+    INFO(args << "\n" << text);
+    CHECK(WIFEXITED(rc));
+    CHECK(WEXITSTATUS(rc) == 2);
+    CHECK(text == "parsim: error: cannot write the output to standard output: No space left on device\n");
+  }
+}
+
+TEST_CASE("--gpu h100 is the preset even when ./h100 exists (a path needs a slash or .json)") {
+  dir("h100");  // a directory of the preset's name in the working directory
+  const Run r = run_parsim("--model llama7b --plan dp8 --gpu h100 --format json");
+  INFO(r.err);
+  CHECK(r.status == 0);
+  const Run p = run_parsim("--model llama7b --plan dp8 --gpu ./h100");
+  CHECK(p.clean_error());
+  CHECK(p.err.find("'./h100' is a directory") != std::string::npos);
+  std::filesystem::remove("h100");
 }
 
 TEST_CASE("paths and flags that are not UTF-8 still give valid JSON output (exit 0, not 'internal error')") {

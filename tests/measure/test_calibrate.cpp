@@ -147,7 +147,7 @@ TEST_CASE("the shared benchmark tables: alpha within 3x of the smallest message,
     CHECK(c.busbw_Bps / 1e9 == doctest::Approx(c.peak_busbw_GBps).epsilon(0.10));
     // The JSON carries the contract's keys.
     const auto j = nlohmann::json::parse(calibration_json({c}, 0));
-    for (const char* key : {"collective", "ranks", "alpha_us", "busbw_gbps", "r2", "points"}) CHECK(j.contains(key));
+    for (const char* key : {"collective", "ranks", "alpha_us", "busbw_gbytes_per_s", "r2", "points"}) CHECK(j.contains(key));
     CHECK(j["points"][0].contains("measured_us"));
     CHECK(j["points"][0].contains("predicted_us"));
   }

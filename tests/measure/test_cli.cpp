@@ -69,7 +69,7 @@ TEST_CASE("calibrate: JSON keys, --out, bad input") {
   const auto r = run("calibrate " + table + " --format json");
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"collective", "ranks", "alpha_us", "busbw_gbps", "r2", "points"}) CHECK(j.contains(key));
+  for (const char* key : {"collective", "ranks", "alpha_us", "busbw_gbytes_per_s", "r2", "points"}) CHECK(j.contains(key));
   CHECK(j["ranks"] == 16);
   const auto out = (measure_test::temp_dir() / "cli_hw.json").string();
   const auto w = run("calibrate " + table + " --out " + out);

@@ -367,7 +367,10 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   const Plan& pl = sc.plan;
   const PipelinePlacement& place = k.placement;
   const int P = pl.pp, nvs = place.virtual_stages();
-  const int M = static_cast<int>(sc.train.micro_batches(pl));
+  // Periodic schedules reach their peak in the warm-up: walk the order evaluate() simulates (steady_state.cpp), not
+  // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
+  const std::int64_t M_all = sc.train.micro_batches(pl);
+  const int M = static_cast<int>(steady_state_extendable(sc, false, M_all) ? steady_state_runs(sc).second : M_all);
   const auto sched = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
   const ChunkActs a = chunk_acts(sc, k, schedule_traits(sc.train.schedule).splits_backward);
   // Activations a chunk pass keeps until its backward, what W keeps from B, and (models with several layer kinds) the

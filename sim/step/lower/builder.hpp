@@ -14,6 +14,12 @@ using engine::TaskId;
 
 inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(std::llround(std::max(0.0, s) * 1e9)); }
 
+// The engine's clock counts int64 nanoseconds (±292 years). A step's makespan is at most the sum of its task durations
+// (something always runs) stretched by SM contention, so the lowering refuses a step whose tasks sum beyond 1e8 s
+// (3.2 years, 10^17 ns: 92× headroom) or a task that is not a number — both come only from inputs far outside
+// training (--seq 10^12, --bucket-mb 1e-300, a hardware efficiency of 1e-300) and were undefined casts (issue 12).
+inline constexpr double kMaxStepTaskSeconds = 1e8;
+
 struct Segment {
   TaskId task;
   int layer_begin, layer_end;  // global layer indices [begin, end); embedding/head ride on the first/last segment
@@ -106,7 +112,12 @@ private:
     out_.info.push_back(ti);
     return static_cast<std::uint32_t>(out_.info.size() - 1);
   }
-  TaskId add(engine::StreamId s, double seconds, const TaskInfo& ti) { return g_.add_task(s, to_ns(seconds), add_info(ti)); }
+  double total_task_s_ = 0;  // sum of the durations added so far (the clock bound above)
+  void check_duration(double seconds, const TaskInfo& ti);
+  TaskId add(engine::StreamId s, double seconds, const TaskInfo& ti) {
+    check_duration(seconds, ti);
+    return g_.add_task(s, to_ns(seconds), add_info(ti));
+  }
   // Registers a GPU task on its stage's host program: `host_s` of issue for `kernels` operations at `key`.
   // With sync_after_s ≥ 0 the host synchronizes the device right after issuing it (and spends that long).
   void issue(TaskId t, double host_s, double kernels, std::uint64_t key, double sync_after_s = -1) {

@@ -5,6 +5,9 @@
 // data_parallel.cpp.
 #include "sim/step/lower/builder.hpp"
 
+#include "sim/core/error.hpp"
+#include "sim/core/text.hpp"
+
 #include <algorithm>
 
 namespace parsim {
@@ -45,6 +48,21 @@ double Builder::comm(Collective c, double bytes, const GroupShape& gs) const {
   return t;
 }
 
+void Builder::check_duration(double seconds, const TaskInfo& ti) {
+  static constexpr const char* kNames[] = {"forward pass", "backward pass", "backward-input pass", "backward-weight pass",
+                                           "pipeline receive", "gradient reduction", "parameter gather", "optimizer step"};
+  const char* what = kNames[static_cast<int>(ti.kind)];
+  if (std::isnan(seconds))
+    throw InputError(std::string("a simulated ") + what + " takes NaN seconds: the inputs give no finite cost (check "
+                     "the hardware file's rates and efficiencies)");
+  total_task_s_ += std::max(0.0, seconds);
+  if (!(total_task_s_ <= kMaxStepTaskSeconds))
+    throw InputError(std::string("the simulated step is beyond parsim's clock: a ") + what + " takes " +
+                     fmt_num(seconds) + " s and the step's tasks add up to " + fmt_num(total_task_s_) +
+                     " s (at most 1e8 s, int64 nanoseconds); check --seq, --gbs, --bucket-mb and the hardware file's "
+                     "rates and efficiencies");
+}
+
 // Bucketed collectives: a segment's gradients go out in ⌈bytes / bucket⌉ buckets, each paying the latency.
 double Builder::bucketed(Collective c, double bytes, const GroupShape& gs) const {
   const double nb = std::max(1.0, std::floor(bytes / bucket_bytes_));
@@ -80,7 +98,8 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
     // Mixed layer kinds: the chunk's mean layer fills the buckets.
     const double per_layer_params = k_.uniform() ? k_.layer_params : k_.range_params(first, first + n).total() / n;
     const double layer_bytes = per_layer_params * grad_wire_bytes();
-    group = std::max(1, static_cast<int>(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes))));
+    // Clamped before the cast: --bucket-mb 1e300 made the quotient beyond int (undefined behaviour, issue 12).
+    group = static_cast<int>(std::clamp(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes)), 1.0, double(n)));
   }
   for (int l = first; l < first + n; l += group) out.emplace_back(l, std::min(first + n, l + group));
   return out;
