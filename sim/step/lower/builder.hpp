@@ -12,7 +12,20 @@ namespace parsim::lowering {
 
 using engine::TaskId;
 
-inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(std::llround(std::max(0.0, s) * 1e9)); }
+// llround(x) for x ≥ 0 without the libm call: x − trunc(x) is exact for a double, so comparing it with 0.5 rounds
+// half away from zero exactly as llround does. Values outside [0, 2^62) (and NaN) take the libm path.
+inline std::int64_t llround_nonneg(double x) {
+  if (!(x >= 0.0 && x < 4.611686018427387904e18)) return std::llround(x);
+  const auto r = static_cast<std::int64_t>(x);
+  return r + (x - static_cast<double>(r) >= 0.5 ? 1 : 0);
+}
+// std::round(x) for x ≥ 0, the same way.
+inline double round_nonneg(double x) {
+  if (!(x >= 0.0 && x < 4.503599627370496e15)) return std::round(x);
+  const auto r = static_cast<double>(static_cast<std::int64_t>(x));
+  return x - r >= 0.5 ? r + 1.0 : r;
+}
+inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(llround_nonneg(std::max(0.0, s) * 1e9)); }
 
 struct Segment {
   TaskId task;
@@ -34,10 +47,32 @@ constexpr std::uint64_t op_key(std::size_t j) { return (static_cast<std::uint64_
 constexpr std::uint64_t kKeyRecv = 0x100, kKeyP2PSync = 0x200, kKeyData = 0x300, kKeySegments = 0x1000,
                         kKeySegmentStride = 16, kKeyLoss = 0xF0000;
 
+// The builder's working memory, kept between lowerings (Evaluator) so that a sweep thread does not allocate per plan.
+struct Scratch {
+  std::vector<int> chunk_first_layer;  // by virtual stage
+  std::vector<Segment> segs;
+  std::vector<PassRef> passes;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys;
+  std::vector<std::pair<int, int>> ranges;
+  std::vector<TaskId> grad_tasks;
+  // The last schedules generated (pipeline_schedule is a pure function of these keys): the sweep asks for the same
+  // few again and again.
+  struct CachedSchedule {
+    Schedule schedule{};
+    int pp = 0, vpp = 0, microbatches = 0;
+    ScheduleOrder order;
+  };
+  std::array<CachedSchedule, 4> schedules{};
+  std::size_t schedule_next = 0;
+  ScheduleOrder custom;  // an explicit schedule (EvalOptions::schedule)
+};
+
 class Builder {
 public:
-  Builder(const Scenario& sc, const StepCosts& k, Lowered& out)
-      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)) {}
+  Builder(const Scenario& sc, const StepCosts& k, Lowered& out, Scratch& scratch)
+      : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)),
+        chunk_first_layer_(scratch.chunk_first_layer), segs_(scratch.segs), passes_(scratch.passes),
+        cost_keys_(scratch.cost_keys), ranges_(scratch.ranges), grad_tasks_(scratch.grad_tasks), scratch_(scratch) {}
   void build(const ScheduleOrder* schedule);
 
 private:
@@ -49,10 +84,10 @@ private:
   int P_ = 1, V_ = 1, M_ = 1;
   std::size_t max_ops_ = 0;  // the longest stage program (end_key follows it)
   double bucket_bytes_ = 25e6;
-  std::vector<int> chunk_first_layer_;  // by virtual stage
-  std::vector<Segment> segs_;
-  std::vector<PassRef> passes_;
-  ScheduleOrder sched_;
+  std::vector<int>& chunk_first_layer_;  // by virtual stage
+  std::vector<Segment>& segs_;
+  std::vector<PassRef>& passes_;
+  const ScheduleOrder* sched_ptr_ = nullptr;
   struct CommMemo {
     const GroupShape* group = nullptr;
     Collective coll = Collective::AllReduce;
@@ -61,7 +96,11 @@ private:
   };
   mutable std::array<CommMemo, 8> memo_{};
   mutable std::size_t memo_next_ = 0;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>>& cost_keys_;
+  std::vector<std::pair<int, int>>& ranges_;
+  std::vector<TaskId>& grad_tasks_;
+  Scratch& scratch_;
+  const ScheduleOrder& sched() const { return *sched_ptr_; }
 
   int vstage(int stage, int chunk) const { return chunk * P_ + stage; }
   std::size_t pass_index(int stage, int chunk, int mb, int kind) const {
@@ -70,6 +109,7 @@ private:
   const PassRef& pass(int stage, const PipeOp& op) const {
     return passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
   }
+  const ScheduleOrder& schedule_for(const ScheduleOrder* explicit_order);
   bool has_dp() const { return k_.dp_group.size > 1; }
   double grad_wire_bytes() const { return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision); }
   double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
@@ -88,7 +128,7 @@ private:
   // Registers a GPU task on its stage's host program: `host_s` of issue for `kernels` operations at `key`.
   // With sync_after_s ≥ 0 the host synchronizes the device right after issuing it (and spends that long).
   void issue(TaskId t, double host_s, double kernels, std::uint64_t key, double sync_after_s = -1) {
-    g_.issue(t, to_ns(host_s), static_cast<std::uint32_t>(std::max(1.0, std::round(kernels))), key,
+    g_.issue(t, to_ns(host_s), static_cast<std::uint32_t>(std::max(1.0, round_nonneg(kernels))), key,
              sync_after_s >= 0 ? to_ns(sync_after_s) : -1);
   }
   // Host work of a stage (drain: waits for everything the host issued before it).
@@ -107,7 +147,7 @@ private:
   double buckets(double bytes) const { return std::max(1.0, std::floor(bytes / bucket_bytes_)); }
 
   // ---- pipeline.cpp ----
-  std::vector<std::pair<int, int>> segment_layers(int first, int n, bool split, bool per_layer) const;
+  void segment_layers(int first, int n, bool split, bool per_layer, std::vector<std::pair<int, int>>& out) const;
   bool split_pass(int mb, PipeOp::Kind kind) const;
   void add_pass(int stage, const PipeOp& op, std::size_t j);
   void add_pipe_recvs(int stage);
@@ -120,5 +160,9 @@ private:
   void dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks);          // zero3, fsdp, hsdp
   void add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks);
 };
+
+// lower_step (sim/step/lowered.hpp) with the builder's working memory kept in `scratch`.
+void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule,
+                Scratch& scratch);
 
 }  // namespace parsim::lowering

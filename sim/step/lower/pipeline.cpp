@@ -68,11 +68,11 @@ bool Builder::split_pass(int mb, PipeOp::Kind kind) const {
 
 // Layer ranges of a pass's segments: one per layer for parameter sharding, else groups of layers whose gradients
 // fill at least one bucket.
-std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool split, bool per_layer) const {
-  std::vector<std::pair<int, int>> out;
+void Builder::segment_layers(int first, int n, bool split, bool per_layer, std::vector<std::pair<int, int>>& out) const {
+  out.clear();
   if (!split || n <= 1) {
     out.emplace_back(first, first + n);
-    return out;
+    return;
   }
   int group = 1;
   if (!per_layer) {
@@ -80,7 +80,6 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
     group = std::max(1, static_cast<int>(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes))));
   }
   for (int l = first; l < first + n; l += group) out.emplace_back(l, std::min(first + n, l + group));
-  return out;
 }
 
 void Builder::add_pass(int stage, const PipeOp& op, std::size_t j) {
@@ -95,8 +94,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j) {
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
   const PassKind kind = static_cast<PassKind>(op.kind);
-  auto ranges = segment_layers(first, n, split_pass(op.microbatch, op.kind),
-                               sh_.param_gather == ParamGather::PerLayer);
+  std::vector<std::pair<int, int>>& ranges = ranges_;
+  segment_layers(first, n, split_pass(op.microbatch, op.kind), sh_.param_gather == ParamGather::PerLayer, ranges);
   if (!fwd) std::reverse(ranges.begin(), ranges.end());  // backward walks the layers last to first
 
   PassRef ref{static_cast<std::uint32_t>(segs_.size()), static_cast<std::uint32_t>(ranges.size())};
@@ -148,7 +147,7 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j) {
 // next stage's input-gradient pass: its combined Backward, or its B; W sends nothing.
 void Builder::add_pipe_recvs(int stage) {
   if (P_ * V_ == 1) return;
-  for (const PipeOp& op : sched_[stage]) {
+  for (const PipeOp& op : sched()[stage]) {
     if (op.kind == PipeOp::BackwardWeight) continue;
     const int vs = vstage(stage, op.chunk);
     const bool fwd = op.kind == PipeOp::Forward;
@@ -169,6 +168,22 @@ void Builder::add_pipe_recvs(int stage) {
   }
 }
 
+const ScheduleOrder& Builder::schedule_for(const ScheduleOrder* explicit_order) {
+  if (explicit_order) return *explicit_order;
+  const Schedule s = sc_.train.schedule;
+  for (const Scratch::CachedSchedule& c : scratch_.schedules)
+    if (!c.order.empty() && c.schedule == s && c.pp == P_ && c.vpp == V_ && c.microbatches == M_) return c.order;
+  Scratch::CachedSchedule& c = scratch_.schedules[scratch_.schedule_next];
+  scratch_.schedule_next = (scratch_.schedule_next + 1) % scratch_.schedules.size();
+  c.order.clear();  // (a throwing generator leaves the entry empty, i.e. unused)
+  c.order = pipeline_schedule(s, P_, V_, M_);
+  c.schedule = s;
+  c.pp = P_;
+  c.vpp = V_;
+  c.microbatches = M_;
+  return c.order;
+}
+
 void Builder::build(const ScheduleOrder* schedule) {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
@@ -185,8 +200,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   out_.dp_stream.clear();
   segs_.clear();
   passes_.assign(static_cast<std::size_t>(P_) * V_ * M_ * kPassKinds, PassRef{});
-  if (schedule) sched_ = *schedule;
-  else sched_ = pipeline_schedule(sc_.train.schedule, P_, V_, M_);
+  sched_ptr_ = &schedule_for(schedule);
 
   chunk_first_layer_.assign(static_cast<std::size_t>(P_) * V_, 0);
   for (int vs = 1; vs < P_ * V_; ++vs) chunk_first_layer_[vs] = chunk_first_layer_[vs - 1] + k_.layers_per_chunk[vs - 1];
@@ -194,7 +208,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
   out_.device.clear();
   max_ops_ = 0;
-  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched_[s].size());
+  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched()[s].size());
   for (int s = 0; s < P_; ++s) {
     int dev = g_.add_device(slowdown);
     g_.set_launch_queue(dev, k_.host.launch_queue);
@@ -207,7 +221,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   g_.reserve(estimate, estimate * 2);
   for (int s = 0; s < P_; ++s) {
     if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
-    for (std::size_t j = 0; j < sched_[s].size(); ++j) add_pass(s, sched_[s][j], j);
+    for (std::size_t j = 0; j < sched()[s].size(); ++j) add_pass(s, sched()[s][j], j);
   }
   for (int s = 0; s < P_; ++s) add_pipe_recvs(s);
   for (int s = 0; s < P_; ++s) add_data_parallel(s);
@@ -216,8 +230,16 @@ void Builder::build(const ScheduleOrder* schedule) {
 }  // namespace lowering
 
 void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule) {
-  lowering::Builder b(sc, costs, out);
+  lowering::Scratch scratch;
+  lowering::lower_step(sc, costs, out, schedule, scratch);
+}
+
+namespace lowering {
+void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule,
+                Scratch& scratch) {
+  Builder b(sc, costs, out, scratch);
   b.build(schedule);
 }
+}  // namespace lowering
 
 }  // namespace parsim
