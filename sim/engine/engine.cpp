@@ -171,6 +171,13 @@ bool later(const auto& a, const auto& b) { return a.time != b.time ? a.time > b.
 // Rounded to the nearest ns (work and rates are non-negative: x + 0.5 truncated, without a libm call on the hot path).
 TimeNs round_ns(double x) { return static_cast<TimeNs>(x + 0.5); }
 TimeNs stretched(double work_ns, double rate) { return round_ns(rate == 1.0 ? work_ns : work_ns / rate); }
+// std::llround(x) for x ≥ 0 without the libm call (x − trunc(x) is exact, so the comparison with 0.5 rounds half away
+// from zero as llround does); other values take the libm path.
+TimeNs llround_nonneg(double x) {
+  if (!(x >= 0.0 && x < 4.611686018427387904e18)) return static_cast<TimeNs>(std::llround(x));
+  const auto r = static_cast<TimeNs>(x);
+  return r + (x - static_cast<double>(r) >= 0.5 ? 1 : 0);
+}
 // a / k rounded half up, in integers (a ≥ 0, k ≥ 1).
 TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / k; }
 }  // namespace
@@ -286,7 +293,7 @@ void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs 
 void Executor::apply_queue(const TaskGraph& g, int device, const Timeline& out) {
   const TaskId x = hwait_task_[device];
   const TimeNs t_r =
-      out.start[x] + static_cast<TimeNs>(std::llround(hwait_frac_[device] * static_cast<double>(g.duration_[x])));
+      out.start[x] + llround_nonneg(hwait_frac_[device] * static_cast<double>(g.duration_[x]));
   hfree_[device] = std::max(hfree_[device], t_r + hwait_extra_[device]);
   hwait_[device] = HostWait::None;
 }
@@ -378,6 +385,36 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
   }
 }
 
+// A stable sort of [b, e) that merges its ascending runs (a host program is registered in a few sorted runs: the
+// passes, the receives, the data-parallel collectives, the step's end), with buffers kept between runs. Equal keys
+// keep their order, as std::stable_sort does.
+template <class It, class Less>
+void Executor::merge_runs(It b, It e, Less less) {
+  const std::size_t n = static_cast<std::size_t>(e - b);
+  run_bounds_.clear();
+  run_bounds_.push_back(0);
+  for (std::size_t i = 1; i < n; ++i)
+    if (less(b[i], b[i - 1])) run_bounds_.push_back(static_cast<std::uint32_t>(i));
+  run_bounds_.push_back(static_cast<std::uint32_t>(n));
+  sort_a_.assign(b, e);
+  sort_b_.resize(n);
+  std::vector<std::uint32_t>* src = &sort_a_;
+  std::vector<std::uint32_t>* dst = &sort_b_;
+  while (run_bounds_.size() > 2) {
+    std::size_t w = 0;
+    for (std::size_t r = 0; r + 1 < run_bounds_.size(); r += 2) {
+      const std::uint32_t lo = run_bounds_[r], mid = run_bounds_[r + 1];
+      const std::uint32_t hi = r + 2 < run_bounds_.size() ? run_bounds_[r + 2] : mid;
+      std::merge(src->begin() + lo, src->begin() + mid, src->begin() + mid, src->begin() + hi, dst->begin() + lo, less);
+      run_bounds_[w++] = lo;
+    }
+    run_bounds_[w++] = static_cast<std::uint32_t>(n);
+    run_bounds_.resize(w);
+    std::swap(src, dst);
+  }
+  std::copy(src->begin(), src->end(), b);
+}
+
 void Executor::run(const TaskGraph& g, Timeline& out) {
   const std::size_t n = g.duration_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
   out.start.assign(n, 0);
@@ -434,7 +471,7 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   for (std::size_t d = 0; d < nd; ++d) {
     auto b = host_prog_.begin() + host_begin_[d], e = host_prog_.begin() + host_begin_[d + 1];
     auto by_order = [&g](TaskId a, TaskId c) { return g.host_order_[a] < g.host_order_[c]; };
-    if (!std::is_sorted(b, e, by_order)) std::stable_sort(b, e, by_order);
+    if (!std::is_sorted(b, e, by_order)) merge_runs(b, e, by_order);
     std::uint64_t k = 0;
     for (std::uint32_t i = host_begin_[d]; i < host_begin_[d + 1]; ++i) {
       kprefix_[i] = k;

@@ -150,6 +150,8 @@ private:
   void set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except);
   void apply_queue(const TaskGraph& g, int device, const Timeline& out);
   double rate(const TaskGraph& g, TaskId t) const;
+  template <class It, class Less>
+  void merge_runs(It b, It e, Less less);
   void replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate);
   void schedule_end(const TaskGraph& g, TaskId t, TimeNs now);
 
@@ -184,6 +186,7 @@ private:
   std::vector<std::uint8_t> issued_;    // per task: the host has issued it
   std::vector<TimeNs> ready_at_, floor_;
   std::vector<std::uint8_t> started_;
+  std::vector<std::uint32_t> run_bounds_, sort_a_, sort_b_;  // merge_runs' buffers
 };
 
 }  // namespace parsim::engine

@@ -2,6 +2,7 @@
 #include "sim/step/evaluate.hpp"
 
 #include "sim/step/analysis.hpp"
+#include "sim/step/lower/builder.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -13,17 +14,14 @@ struct Evaluator::State {
   engine::Executor executor;
   StepCosts costs;
   std::vector<MemorySample> samples;
+  lowering::Scratch lowering;
+  Scenario shortened;  // the steady-state runs' scenario (assigned, not constructed: keeps its allocations)
 };
 
 Evaluator::Evaluator() : st_(std::make_unique<State>()) {}
 Evaluator::~Evaluator() = default;
 
 namespace {
-
-Scenario with_microbatches(Scenario sc, std::int64_t m) {
-  sc.train.gbs = m * sc.plan.dp * sc.train.mbs;
-  return sc;
-}
 
 // The report's warnings, most important first: a plan that does not fit says so before anything else (issue 9 item
 // 8: the headline of the table and the first `warnings` entry, not only the memory line), then the plan's remarks.
@@ -46,8 +44,13 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
   const std::int64_t M = sc.train.micro_batches(sc.plan);
   if (!opt.schedule && steady_state_extendable(sc, opt.keep_timeline, M)) {
     const auto [m1, m2] = steady_state_runs(sc);
-    const StepReport a = simulate(with_microbatches(sc, m1), opt);
-    const StepReport b = simulate(with_microbatches(sc, m2), opt);
+    // The same scenario with m1, then m2 micro-batches (one copy kept in the evaluator's state).
+    Scenario& shortened = st_->shortened;
+    shortened = sc;
+    shortened.train.gbs = m1 * sc.plan.dp * sc.train.mbs;
+    const StepReport a = simulate(shortened, opt);
+    shortened.train.gbs = m2 * sc.plan.dp * sc.train.mbs;
+    const StepReport b = simulate(shortened, opt);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
     r.warnings = report_warnings(sc, r);
     return r;
@@ -60,7 +63,7 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
 StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
   StepReport rep;
   st_->costs = compute_step_costs(sc);
-  lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule);
+  lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
   st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
   compute_metrics(sc, st_->costs, st_->ex, rep);
   st_->samples.clear();

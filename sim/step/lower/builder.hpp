@@ -12,7 +12,20 @@ namespace parsim::lowering {
 
 using engine::TaskId;
 
-inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(std::llround(std::max(0.0, s) * 1e9)); }
+// llround(x) for x ≥ 0 without the libm call: x − trunc(x) is exact for a double, so comparing it with 0.5 rounds
+// half away from zero exactly as llround does. Values outside [0, 2^62) (and NaN) take the libm path.
+inline std::int64_t llround_nonneg(double x) {
+  if (!(x >= 0.0 && x < 4.611686018427387904e18)) return std::llround(x);
+  const auto r = static_cast<std::int64_t>(x);
+  return r + (x - static_cast<double>(r) >= 0.5 ? 1 : 0);
+}
+// std::round(x) for x ≥ 0, the same way.
+inline double round_nonneg(double x) {
+  if (!(x >= 0.0 && x < 4.503599627370496e15)) return std::round(x);
+  const auto r = static_cast<double>(static_cast<std::int64_t>(x));
+  return x - r >= 0.5 ? r + 1.0 : r;
+}
+inline engine::TimeNs to_ns(double s) { return static_cast<engine::TimeNs>(llround_nonneg(std::max(0.0, s) * 1e9)); }
 
 // The engine's clock counts int64 nanoseconds (±292 years). A step's makespan is at most the sum of its task durations
 // (something always runs) stretched by SM contention, so the lowering refuses a step whose tasks sum beyond 1e8 s
@@ -42,12 +55,33 @@ constexpr std::uint64_t op_key(std::size_t j) { return (static_cast<std::uint64_
 constexpr std::uint64_t kKeyRecv = 0x100, kKeyP2PSync = 0x200, kKeyData = 0x300, kKeySegments = 0x1000,
                         kKeySegmentStride = 16, kKeyLoss = 0xF0000;
 
+// The builder's working memory, kept between lowerings (Evaluator) so that a sweep thread does not allocate per plan.
+struct Scratch {
+  std::vector<int> chunk_first_layer;  // by virtual stage
+  std::vector<Segment> segs;
+  std::vector<PassRef> passes;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys;
+  std::vector<std::pair<int, int>> ranges;
+  std::vector<TaskId> grad_tasks;
+  // The last schedules generated (pipeline_schedule is a pure function of these keys): the sweep asks for the same
+  // few again and again.
+  struct CachedSchedule {
+    Schedule schedule{};
+    int pp = 0, vpp = 0, microbatches = 0;
+    ScheduleOrder order;
+  };
+  std::array<CachedSchedule, 4> schedules{};
+  std::size_t schedule_next = 0;
+  ScheduleOrder custom;  // an explicit schedule (EvalOptions::schedule)
+};
+
 class Builder {
 public:
-  Builder(const Scenario& sc, const StepCosts& k, Lowered& out)
+  Builder(const Scenario& sc, const StepCosts& k, Lowered& out, Scratch& scratch)
       : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)),
-        has_expert_dp_(k.has_expert_params && k.edp_group.size > 1),
-        has_dp_(k.dp_group.size > 1 || has_expert_dp_) {}
+        has_expert_dp_(k.has_expert_params && k.edp_group.size > 1), has_dp_(k.dp_group.size > 1 || has_expert_dp_),
+        chunk_first_layer_(scratch.chunk_first_layer), segs_(scratch.segs), passes_(scratch.passes),
+        cost_keys_(scratch.cost_keys), ranges_(scratch.ranges), grad_tasks_(scratch.grad_tasks), scratch_(scratch) {}
   void build(const ScheduleOrder* schedule);
 
 private:
@@ -61,14 +95,14 @@ private:
   PipelinePlacement place_;
   std::size_t max_ops_ = 0;  // the longest stage program (end_key follows it)
   double bucket_bytes_ = 25e6;
-  std::vector<int> chunk_first_layer_;  // by virtual stage
+  std::vector<int>& chunk_first_layer_;  // by virtual stage
   // Per (stage, chunk): the micro-batch of its first forward and of its last weight-gradient pass in the stage's
   // order — where a chunk's gradients are complete (M − 1 for the one-direction schedules; the last micro-batch of
   // the chunk's direction under DualPipe).
   std::vector<int> first_fwd_mb_, last_wgrad_mb_;
-  std::vector<Segment> segs_;
-  std::vector<PassRef> passes_;
-  ScheduleOrder sched_;
+  std::vector<Segment>& segs_;
+  std::vector<PassRef>& passes_;
+  const ScheduleOrder* sched_ptr_ = nullptr;
   struct CommMemo {
     const GroupShape* group = nullptr;
     Collective coll = Collective::AllReduce;
@@ -77,7 +111,11 @@ private:
   };
   mutable std::array<CommMemo, 8> memo_{};
   mutable std::size_t memo_next_ = 0;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>>& cost_keys_;
+  std::vector<std::pair<int, int>>& ranges_;
+  std::vector<TaskId>& grad_tasks_;
+  Scratch& scratch_;
+  const ScheduleOrder& sched() const { return *sched_ptr_; }
 
   int vstage(int stage, int chunk) const { return place_.vstage(stage, chunk); }
   int first_forward_mb(int stage, int chunk) const { return first_fwd_mb_[static_cast<std::size_t>(stage * V_ + chunk)]; }
@@ -88,6 +126,7 @@ private:
   const PassRef& pass(int stage, const PipeOp& op) const {
     return passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
   }
+  const ScheduleOrder& schedule_for(const ScheduleOrder* explicit_order);
   // Data-parallel work exists when the DP×CP group has more than one rank, or — MoE — when the expert parameters are
   // replicated over an expert-DP group of more than one rank (tp8 with etp1 holds whole experts on each TP rank).
   bool has_dp() const { return has_dp_; }
@@ -121,7 +160,7 @@ private:
   // Registers a GPU task on its stage's host program: `host_s` of issue for `kernels` operations at `key`.
   // With sync_after_s ≥ 0 the host synchronizes the device right after issuing it (and spends that long).
   void issue(TaskId t, double host_s, double kernels, std::uint64_t key, double sync_after_s = -1) {
-    g_.issue(t, to_ns(host_s), static_cast<std::uint32_t>(std::max(1.0, std::round(kernels))), key,
+    g_.issue(t, to_ns(host_s), static_cast<std::uint32_t>(std::max(1.0, round_nonneg(kernels))), key,
              sync_after_s >= 0 ? to_ns(sync_after_s) : -1);
   }
   // Host work of a stage (drain: waits for everything the host issued before it).
@@ -140,7 +179,7 @@ private:
   double buckets(double bytes) const { return std::max(1.0, std::floor(bytes / bucket_bytes_)); }
 
   // ---- pipeline.cpp ----
-  std::vector<std::pair<int, int>> segment_layers(int first, int n, bool split, bool per_layer) const;
+  void segment_layers(int first, int n, bool split, bool per_layer, std::vector<std::pair<int, int>>& out) const;
   bool split_pass(int stage, const PipeOp& op) const;
   // The pass's segments (layer ranges, backward in reverse) and their costs, issued at program position j of the
   // stage's host program; `pair` (optional): how an F&B pair changes this pass (costs/comm.cpp overlap_pair).
@@ -161,5 +200,9 @@ private:
   TaskId expert_dp_task(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
                         double bytes_per_param, bool bucketed);
 };
+
+// lower_step (sim/step/lowered.hpp) with the builder's working memory kept in `scratch`.
+void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule,
+                Scratch& scratch);
 
 }  // namespace parsim::lowering

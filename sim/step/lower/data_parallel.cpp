@@ -41,7 +41,7 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
   const GroupShape& dpg = k_.dp_group;
   // ZeRO-1 with overlapped parameter gather: the previous step's all-gathers run first, ahead of each forward.
   if (sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather) {
-    for (const PipeOp& op : sched_[stage]) {
+    for (const PipeOp& op : sched()[stage]) {
       if (op.kind != PipeOp::Forward || op.microbatch != first_forward_mb(stage, op.chunk)) continue;
       const PassRef& r = pass(stage, op);
       for (std::uint32_t i = 0; i < r.count; ++i) {
@@ -60,13 +60,13 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
   // Without --overlap-grad-reduce every bucket waits for the stage's last weight-gradient pass (all chunks done).
   TaskId last_backward = 0;
   if (!sc_.train.overlap_grad_reduce) {
-    for (const PipeOp& op : sched_[stage]) {
+    for (const PipeOp& op : sched()[stage]) {
       if (!makes_weight_grads(op.kind)) continue;
       const PassRef& r = pass(stage, op);
       last_backward = segs_[r.first + r.count - 1].task;
     }
   }
-  for (const PipeOp& op : sched_[stage]) {
+  for (const PipeOp& op : sched()[stage]) {
     if (!makes_weight_grads(op.kind) || op.microbatch != last_wgrad_mb(stage, op.chunk)) continue;
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
@@ -87,7 +87,7 @@ void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& 
   const auto dps = out_.dp_stream[stage];
   const double gwb = grad_wire_bytes();
   const Collective red = sh_.grad_collective;
-  for (const PipeOp& op : sched_[stage]) {
+  for (const PipeOp& op : sched()[stage]) {
     if (!makes_weight_grads(op.kind)) continue;
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
@@ -130,7 +130,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
       grad_tasks.push_back(ar);
     }
   };
-  for (const PipeOp& op : sched_[stage]) {
+  for (const PipeOp& op : sched()[stage]) {
     const PassRef& r = pass(stage, op);
     const bool reduce = makes_weight_grads(op.kind) &&
                         (!sc_.train.fsdp_no_sync || op.microbatch == last_wgrad_mb(stage, op.chunk));
@@ -205,7 +205,8 @@ void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_task
 }
 
 void Builder::add_data_parallel(int stage) {
-  std::vector<TaskId> grad_tasks;  // every gradient-reduction task of this stage
+  std::vector<TaskId>& grad_tasks = grad_tasks_;  // every gradient-reduction task of this stage
+  grad_tasks.clear();
   if (has_dp()) {
     switch (sh_.lowering) {
       case DataParallelLowering::BucketedOnce: dp_bucketed_once(stage, grad_tasks); break;

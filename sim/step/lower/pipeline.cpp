@@ -87,11 +87,11 @@ bool Builder::split_pass(int stage, const PipeOp& op) const {
 
 // Layer ranges of a pass's segments: one per layer for parameter sharding, else groups of layers whose gradients
 // fill at least one bucket.
-std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool split, bool per_layer) const {
-  std::vector<std::pair<int, int>> out;
+void Builder::segment_layers(int first, int n, bool split, bool per_layer, std::vector<std::pair<int, int>>& out) const {
+  out.clear();
   if (!split || n <= 1) {
     out.emplace_back(first, first + n);
-    return out;
+    return;
   }
   int group = 1;
   if (!per_layer) {
@@ -102,7 +102,6 @@ std::vector<std::pair<int, int>> Builder::segment_layers(int first, int n, bool 
     group = static_cast<int>(std::clamp(std::ceil(bucket_bytes_ / std::max(1.0, layer_bytes)), 1.0, double(n)));
   }
   for (int l = first; l < first + n; l += group) out.emplace_back(l, std::min(first + n, l + group));
-  return out;
 }
 
 // The whole pass's cost (all its layers and edge work), what an F&B pair overlaps.
@@ -128,7 +127,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
   const PassKind kind = static_cast<PassKind>(op.kind);
-  auto ranges = segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer);
+  std::vector<std::pair<int, int>>& ranges = ranges_;
+  segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer, ranges);
   if (!fwd) std::reverse(ranges.begin(), ranges.end());  // backward walks the layers last to first
 
   PassRef ref{static_cast<std::uint32_t>(segs_.size()), static_cast<std::uint32_t>(ranges.size())};
@@ -198,7 +198,7 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
 void Builder::add_pipe_recvs(int stage) {
   const int nvs = place_.virtual_stages();
   if (nvs == 1) return;
-  const auto& order = sched_[stage];
+  const auto& order = sched()[stage];
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PipeOp& op = order[i];
     if (op.kind == PipeOp::BackwardWeight) continue;
@@ -236,6 +236,23 @@ void Builder::add_pipe_recvs(int stage) {
   }
 }
 
+const ScheduleOrder& Builder::schedule_for(const ScheduleOrder* explicit_order) {
+  if (explicit_order) return *explicit_order;
+  const Schedule s = sc_.train.schedule;
+  const int vpp = sc_.plan.vpp;  // the plan's (V_ is the placement's chunks per stage: 2 under DualPipe at vpp 1)
+  for (const Scratch::CachedSchedule& c : scratch_.schedules)
+    if (!c.order.empty() && c.schedule == s && c.pp == P_ && c.vpp == vpp && c.microbatches == M_) return c.order;
+  Scratch::CachedSchedule& c = scratch_.schedules[scratch_.schedule_next];
+  scratch_.schedule_next = (scratch_.schedule_next + 1) % scratch_.schedules.size();
+  c.order.clear();  // (a throwing generator leaves the entry empty, i.e. unused)
+  c.order = pipeline_schedule(s, P_, vpp, M_);
+  c.schedule = s;
+  c.pp = P_;
+  c.vpp = vpp;
+  c.microbatches = M_;
+  return c.order;
+}
+
 void Builder::build(const ScheduleOrder* schedule) {
   const Plan& pl = sc_.plan;
   P_ = pl.pp;
@@ -253,8 +270,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   out_.dp_stream.clear();
   segs_.clear();
   passes_.assign(static_cast<std::size_t>(P_) * V_ * M_ * kPassKinds, PassRef{});
-  if (schedule) sched_ = *schedule;
-  else sched_ = pipeline_schedule(sc_.train.schedule, P_, pl.vpp, M_);
+  sched_ptr_ = &schedule_for(schedule);
 
   const int nvs = place_.virtual_stages();
   chunk_first_layer_.assign(static_cast<std::size_t>(nvs), 0);
@@ -263,7 +279,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   last_wgrad_mb_.assign(static_cast<std::size_t>(P_) * V_, -1);
   out_.splits_backward = false;
   for (int s = 0; s < P_; ++s)
-    for (const PipeOp& op : sched_[s]) {
+    for (const PipeOp& op : sched()[s]) {
       const auto i = static_cast<std::size_t>(s * V_ + op.chunk);
       if (op.kind == PipeOp::Forward && first_fwd_mb_[i] < 0) first_fwd_mb_[i] = op.microbatch;
       if (makes_weight_grads(op.kind)) last_wgrad_mb_[i] = op.microbatch;
@@ -273,7 +289,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
   out_.device.clear();
   max_ops_ = 0;
-  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched_[s].size());
+  for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched()[s].size());
   for (int s = 0; s < P_; ++s) {
     int dev = g_.add_device(slowdown);
     g_.set_launch_queue(dev, k_.host.launch_queue);
@@ -286,7 +302,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   g_.reserve(estimate, estimate * 2);
   for (int s = 0; s < P_; ++s) {
     if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
-    const auto& order = sched_[s];
+    const auto& order = sched()[s];
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].overlapped_with_next && i + 1 < order.size()) {
         // An F&B pair: each pass's communication hides behind the other's compute (costs/comm.cpp overlap_pair).
@@ -306,8 +322,16 @@ void Builder::build(const ScheduleOrder* schedule) {
 }  // namespace lowering
 
 void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule) {
-  lowering::Builder b(sc, costs, out);
+  lowering::Scratch scratch;
+  lowering::lower_step(sc, costs, out, schedule, scratch);
+}
+
+namespace lowering {
+void lower_step(const Scenario& sc, const StepCosts& costs, Lowered& out, const ScheduleOrder* schedule,
+                Scratch& scratch) {
+  Builder b(sc, costs, out, scratch);
   b.build(schedule);
 }
+}  // namespace lowering
 
 }  // namespace parsim
