@@ -220,9 +220,10 @@ TEST_CASE("the new schedules are enumerated only when listed, each only where it
     CAPTURE(t.name);
     CHECK(seen[t.schedule] > 0);
   }
-  for (const auto& [plan, n] : per_pp1_plan) {
-    CAPTURE(plan);
-    CHECK(n == 1);
+  for (const auto& entry : per_pp1_plan) {
+    const auto& plan_name = entry.first;
+    CAPTURE(plan_name);
+    CHECK(entry.second == 1);
   }
   // The pre-check stays a lower bound of the simulated peak for the new orders (B/W retained bytes, two copies).
   int checked = 0;
