@@ -44,15 +44,23 @@ int run_cv() {
   mark_host_bound(rows);
   const CvResult cv = cross_validate(rows);
   std::printf("leave-one-source-out cross-validation of hardware/calibration.json (%zu rows)\n", rows.size());
-  std::printf("host_megatron fitted on all rows: %.3f (calibration.json: %.3f); host-bound rows (the prediction "
-              "moves > %.0f %% between factors %.1f and %.1f) set it, a fit with none falls back to 1\n\n",
-              cv.all.host_megatron, default_fitted_constants().host_megatron, 100 * kHostBoundShift, kHostProbeLo,
-              kHostProbeHi);
-  std::printf("%-6s %5s %10s %10s %14s %20s\n", "source", "rows", "host-bound", "in-sample", "out-of-sample",
-              "host_megatron w/o it");
-  for (const CvSource& s : cv.sources)
-    std::printf("%-6s %5d %10d %9.1f%% %13.1f%% %20.3f\n", s.source.c_str(), s.rows, s.host_bound_rows,
-                100 * s.in_sample, 100 * s.out_of_sample, s.fitted_without);
+  const std::vector<CvConstant> consts = cv_constants();
+  std::printf("%-24s %12s %18s\n", "constant", "all rows", "calibration.json");
+  for (const CvConstant& c : consts)
+    std::printf("%-24s %12.3f %18.3f\n", c.name, cv.all.*c.field, default_fitted_constants().*c.field);
+  std::printf("host_megatron is fitted on the host-bound rows only (the prediction moves > %.0f %% between factors %.1f "
+              "and %.1f); a fit with none falls back to 1\n\n",
+              100 * kHostBoundShift, kHostProbeLo, kHostProbeHi);
+  std::printf("%-6s %5s %10s %10s %14s   refitted without the source:", "source", "rows", "host-bound", "in-sample",
+              "out-of-sample");
+  for (const CvConstant& c : consts) std::printf(" %s", c.name);
+  std::printf("\n");
+  for (const CvSource& s : cv.sources) {
+    std::printf("%-6s %5d %10d %9.1f%% %13.1f%%  ", s.source.c_str(), s.rows, s.host_bound_rows, 100 * s.in_sample,
+                100 * s.out_of_sample);
+    for (const CvConstant& c : consts) std::printf(" %.3f", s.fitted_without.*c.field);
+    std::printf("\n");
+  }
   std::printf("%-6s %5s %10s %9.1f%% %13.1f%%   (mean over sources; worst out-of-sample: %s %.1f%%)\n", "mean", "", "",
               100 * cv.mean_in, 100 * cv.mean_out, cv.worst.c_str(), 100 * cv.max_out);
   // S53 is the one host-bound source: leaving it out leaves the host factor unconstrained. Within it, the factor is

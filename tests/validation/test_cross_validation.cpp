@@ -1,22 +1,27 @@
 // Cross-validation (ctest label `validation`): the fitted constants of hardware/calibration.json refitted leaving one
 // source of tests/data/validation out at a time (cross_validation.hpp), each source predicted out of sample.
 //
+// Constants refitted (hardware/calibration.json, one value per stack or one in all, shared by every GPU): the in-training
+// sustained fraction of each stack, fp8's in-training fraction, the causal-attention factor and the Megatron host factor.
+//
 // Bounds asserted — what the model reaches today, NOT the issue-9 target (out-of-sample mean ≤ 8 %, no source
-// > 15 %), which is not reached: the sources parsim misses (S49/S50 MI300X +33–43 %, S52/S30 small Megatron-DeepSpeed
-// runs ≈ 30 %) are off for reasons no refit of the wired constant repairs (per-GPU sustained fractions still in the
-// presets, unfused-attention and legacy-stack kernels, MI300X curves).
+// > 15 %), which is not reached: the sources parsim misses (S53 Megatron-LM CI 18 % in sample, S30/S52 small
+// Megatron-DeepSpeed / nanoGPT runs ≈ 28 %, S50 MI325X FSDP2 ≈ 22 %) are off for reasons no refit of a shared constant
+// repairs (host-bound tiny models, legacy kernels, MI300-class GEMM/attention curves without a measured fp8 ceiling).
 // The host factor is fitted only on the rows that identify it (cross_validation.hpp: the prediction moves > 10 %
 // between factors 1 and 3). Those are 70 of S53's 73 rows and no other source's, so leaving S53 out leaves the factor
 // unidentified: it falls back to 1 (the unfitted micro-benchmark costs) and S53 is predicted at 59 % — a second
 // host-bound source is what the data lacks. Within S53 the factor is cross-validated across configurations instead
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 24 sources 13.9 % in sample, 15.6 % out of sample; S53
-// 18.2 % in sample; splits tp1 ↔ tp2-4 17.2 % / 19.7 %, pp1 ↔ pp2-4 18.7 % / 19.9 %, DGX H100 ↔ A100 + GB200 21.2 % /
-// 26.4 % out of sample.
+// Measured on this commit (parsim_accuracy --cv): mean over 24 sources 12.6 % in sample, 15.0 % out of sample; S53
+// 18.0 % in / 59.0 % out; splits tp1 ↔ tp2-4 17.1 % / 19.4 %, pp1 ↔ pp2-4 18.5 % / 19.8 %, DGX H100 ↔ A100 + GB200
+// 20.8 % / 26.3 % out of sample. Asserted:
 //   - mean over sources of the out-of-sample error ≤ 16 %;
-//   - every source but the one that alone identifies the host factor: out-of-sample ≤ 45 %, and leaving it out moves
-//     its error by ≤ 2 points (the other sources do not set the factor);
-//   - within S53: each group predicted with the factor fitted on the other group ≤ 30 %, and ≤ 12 points above the
+//   - every source but S53: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
+//     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
+//     and S04 each set most of their stack's sustained fraction — without them Megatron 0.735, PyTorch 0.64 — and
+//     move most, 8 and 6 points);
+//   - within S53: each group predicted with the factor fitted on the other group ≤ 30 % and ≤ 12 points above the
 //     group's own fit.
 #include "cross_validation.hpp"
 
@@ -47,22 +52,25 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
       continue;
     }
     CHECK(s.host_bound_rows == 0);
-    CHECK(s.out_of_sample <= 0.45);
-    CHECK(s.out_of_sample - s.in_sample <= 0.02);
+    CHECK(s.out_of_sample <= 0.35);
+    CHECK(s.out_of_sample - s.in_sample <= 0.12);
   }
   const std::vector<CvSplit> splits = host_bound_splits(rows);
   CHECK(splits.size() == 3);
-  for (const CvSplit& s : splits) {
-    CAPTURE(s.name);
+  for (const CvSplit& sp : splits) {
+    CAPTURE(sp.name);
     std::printf("%-18s %-32s %5d rows: factor %.3f, %.1f%% in sample, %.1f%% with the other group's factor\n",
-                s.name.c_str(), s.group_a.c_str(), s.rows_a, s.fit_a, 100 * s.in_a, 100 * s.out_a);
+                sp.name.c_str(), sp.group_a.c_str(), sp.rows_a, sp.fit_a, 100 * sp.in_a, 100 * sp.out_a);
     std::printf("%-18s %-32s %5d rows: factor %.3f, %.1f%% in sample, %.1f%% with the other group's factor\n", "",
-                s.group_b.c_str(), s.rows_b, s.fit_b, 100 * s.in_b, 100 * s.out_b);
-    CHECK(s.out_a <= 0.30);
-    CHECK(s.out_b <= 0.30);
-    CHECK(s.out_a - s.in_a <= 0.12);
-    CHECK(s.out_b - s.in_b <= 0.12);
+                sp.group_b.c_str(), sp.rows_b, sp.fit_b, 100 * sp.in_b, 100 * sp.out_b);
+    CHECK(sp.out_a <= 0.30);
+    CHECK(sp.out_b <= 0.30);
+    CHECK(sp.out_a - sp.in_a <= 0.12);
+    CHECK(sp.out_b - sp.in_b <= 0.12);
   }
-  // The constant fitted on every row is the one calibration.json holds (to its 3 digits).
-  CHECK(cv.all.host_megatron == doctest::Approx(default_fitted_constants().host_megatron).epsilon(0.01));
+  // The constants fitted on every row are the ones calibration.json holds (to the search grid, 0.005).
+  for (const CvConstant& c : cv_constants()) {
+    CAPTURE(c.name);
+    CHECK(std::fabs(cv.all.*c.field - default_fitted_constants().*c.field) <= kGridStep + 1e-9);
+  }
 }
