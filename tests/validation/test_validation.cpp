@@ -180,11 +180,12 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
                   r.run->row_id().c_str(), r.run->at("model").c_str(), r.measured_s, r.predicted_s,
                   percent(r.error).c_str());
     }
-    // Every row ran on its GPUs, yet 7 are predicted not to fit (printed, not asserted): their recipes recompute
-    // modules parsim cannot express (E0006/E0007 'mlp', 'mla_up_proj'; E0015 'layernorm', 'moe_act') or keep fp8
-    // activation copies (E0008, E0009, E0013) that the activation model counts in 16 bits; E0010 (Qwen3-30B-A3B on
-    // H100, 80.7 GiB of 79.2) crossed the line when Transformer Engine's fp8 weight + transpose caches (Hopper keeps
-    // both, analysis/memory.cpp) were counted.
+    // Every row ran on its GPUs, yet 4 are predicted not to fit (printed, not asserted per row): their recipes recompute
+    // modules parsim cannot express (E0006/E0007 'mlp', 'mla_up_proj'; E0015 'layernorm', 'moe_act'), and E0009, the
+    // B200 twin of E0008 (GB200, fits), 182 GiB of live tensors on 178.35 GiB — its NeMo 2 fp8 recipe gathers fp8
+    // weights (fp8_param_gather = True, --fp8-params), which the row does not state yet. The verdict without the
+    // allocator's releasable cache and TE's fp8 GEMM inputs (issue 9 item 4) brought E0008, E0010 and E0013 within
+    // their devices (7 → 4).
     if (!r.report.memory.fits) {
       ++not_fitting;
       std::printf("  predicted not to fit: %-6s peak %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
@@ -199,7 +200,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
     }
   }
   CHECK(with_memory == 1);
-  CHECK(not_fitting <= 7);
+  CHECK(not_fitting <= 4);
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
