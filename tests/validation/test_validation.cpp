@@ -79,13 +79,13 @@ TEST_CASE("validation: memory of the published runs") {
   int published = 0, over = 0, not_fitting = 0;
   for (const auto& r : results()) {
     if (!r.ok) continue;
-    // Each row ran on its GPUs, so the predicted peak (allocator, CUDA context and NCCL buffers included) must fit
+    // Each row ran on its GPUs, so what it requires (live tensors, CUDA context and NCCL buffers: required_gib) must fit
     // the device: a row that does not is a memory model that overestimates.
     if (!r.report.memory.fits) {
       ++not_fitting;
-      std::printf("  predicted not to fit: %-6s %-14s %-34s peak %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
+      std::printf("  predicted not to fit: %-6s %-14s %-34s needs %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
                   r.run->at("model").c_str(), short_args(r.args).c_str(),
-                  r.report.memory.peak_gib, r.report.memory.capacity_gib);
+                  r.report.memory.required_gib, r.report.memory.capacity_gib);
     }
     // Measured memory per GPU, where the row publishes it (GB = 1e9 bytes; predicted peak_gib × 2^30 / 1e9), is held
     // to the same per-row bound as the step time. None of the 131 usable rows publishes one today
@@ -188,8 +188,8 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
     // their devices (7 → 4).
     if (!r.report.memory.fits) {
       ++not_fitting;
-      std::printf("  predicted not to fit: %-6s peak %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
-                  r.report.memory.peak_gib, r.report.memory.capacity_gib);
+      std::printf("  predicted not to fit: %-6s needs %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
+                  r.report.memory.required_gib, r.report.memory.capacity_gib);
     }
     // Measured memory where the row publishes it (E0001: Megatron's 'max allocated' after iteration 1, 108,035.4 MiB
     // = 113.28 GB) against the predicted peak of live tensors (allocated_peak_gib × 2^30 / 1e9 GB), same 25 % bound.
