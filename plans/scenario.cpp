@@ -26,12 +26,6 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   }
   if (t.attention_auto) {
     t.flash_attention = !legacy;  // Megatron-LM ≤ 2022 / Megatron-DeepSpeed: fused scale-mask-softmax, s² in HBM
-    // Attention sinks (GPT-OSS: a learned logit per head in the softmax's denominator) are not in the flash kernels
-    // (FlashAttention 2 has no sink term) and Transformer Engine's FusedAttention takes softmax_type='learnable' only
-    // with a recent cuDNN: TE picks UnfusedDotProductAttention otherwise (NVIDIA/TransformerEngine#2318: TE 2.8,
-    // cuDNN 9.10). The published GPT-OSS 120B runs (tests/data/validation/moe.csv E0014–E0016, Megatron-Bridge 26.04)
-    // match the unfused kernels on H100, B200 and GB200; --attention flash states a stack whose cuDNN fuses them.
-    if (m.attention_sinks) t.flash_attention = false;
     t.attention_auto = false;
   }
   if (t.overlap_auto) {
