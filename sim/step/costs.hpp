@@ -243,6 +243,10 @@ void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideabl
                  double other_pass_s = 0);
 // Embedding and LM head + loss.
 void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head);
+// The multi-token-prediction modules (DeepSeek-V3 §2.2, Megatron-Core --mtp-num-layers) on the last virtual stage:
+// per module the shifted-token embedding, eh_proj, one more transformer layer of the last layer's kind (`last_layer`,
+// host issue included) and the shared LM head + loss again (`head` before the call). Added to `head`.
+void add_mtp_costs(const CostContext& c, const PassCosts& embed, const PassCosts& last_layer, PassCosts& head);
 // One pipeline transfer (s) and its bytes.
 std::pair<double, double> p2p_cost(const CostContext& c);
 // The host (costs/host.cpp): the stack's model for this scenario; the issue cost and kernels of one layer's passes

@@ -42,6 +42,7 @@ StepCosts compute_step_costs(const Scenario& sc) {
   for (LayerKindCosts& k : out.kinds) add_layer_host(c, out.host, k.pass, k.kind);
   out.layer = out.kinds.front().pass;
   add_edge_host(c, out.host, out.embed, out.head);
+  add_mtp_costs(c, out.embed, out.kind_of(m.layers - 1).pass, out.head);
   std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
 
   // ---- parameters and data-parallel groups ----------------------------------------------------------------
