@@ -160,12 +160,22 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //
   // Bound asserted: the accuracy the MoE model reaches today, not issue 10's target (mean ≤ 12 %, none beyond 25 %),
   // which it does not meet. Measured at this commit (build/tests/parsim_accuracy --data
-  // tests/data/validation/moe.csv): mean |err| 24.2 %, max 51.4 % (E0014, GPT-OSS 120B on GB200), every row but one
-  // predicted too fast (mean signed −23.9 %): the NVIDIA rows run far below parsim's kernel model on small expert
-  // GEMMs (Qwen3 experts of 768, GPT-OSS hidden 2880). The bounds below guard against regressions; tighten them as
-  // the model improves.
-  constexpr double kMoeMeanBound = 0.26;
-  constexpr double kMoeRowBound = 0.55;
+  // tests/data/validation/moe.csv): mean |err| 18.2 % (24.2 % before the MoE host inventory, the dispatcher's
+  // per-layer device→host sync, the host cost of every layer kind and the MTP module), max 50.8 %.
+  // The gap, row by row:
+  //  - GPT-OSS 120B (E0014 −50.8 %, E0015 −31.7 %, E0016 −35.4 %): measured at about half parsim's kernel speed on
+  //    every GPU (predicted MFU 29–44 %). NVIDIA reports that its later fused MoE kernels (GLU activation in the grouped
+  //    GEMM epilogue, sync-free dispatch) sped GPT-OSS pre-training up 93 % end to end, so the 26.04 stack spent about
+  //    half its step in work parsim does not model (the clamped, biased GLU of GPT-OSS outside the GEMMs, its sink
+  //    attention); no mechanism that also fits the runs' memory was found (unfused attention would time right but its
+  //    s² probabilities would not fit), so none is modelled.
+  //  - Mixtral 8x22B at seq 65,536 (E0003 −27.4 %, E0005 −19.0 %): attention and the CP ring dominate (the MoE part
+  //    is < 20 % of the layer); S40's dense B200 rows run −13 % too (blackwell.csv).
+  //  - Qwen3 (E0008–E0013, −22 % to +18 %): host-sensitive — the recipes' partial CUDA graphs (attn, moe_router,
+  //    moe_preprocess), which parsim cannot state, make E0011 host-bound here (+17.6 %).
+  // The bounds below guard against regressions; tighten them as the model improves.
+  constexpr double kMoeMeanBound = 0.19;
+  constexpr double kMoeRowBound = 0.52;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 16);
