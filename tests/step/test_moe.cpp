@@ -188,7 +188,7 @@ TEST_CASE("MoE host: every layer kind carries its issue cost; an MoE layer issue
   const PassCost& f = km.layer[PassKind::Forward];
   const double gpu = f.duration_s() - f.host_wait_s;
   CHECK(f.host_wait_s == doctest::Approx(km.host.sync_s + km.host.op_s + std::max(0.0, f.host_s - gpu)));
-  CHECK(f.host_wait_s >= 28e-6 * km.host.factor);
+  CHECK(f.host_wait_s >= doctest::Approx(28e-6 * km.host.factor));  // equality when the GPU covers the host
   CHECK(km.layer[PassKind::Backward].host_wait_s == 0.0);  // the split sizes are kept: no sync backward
 
   // A model of several layer kinds (DeepSeek-V3: 3 dense + 58 MoE layers) costs each kind's host issue; the dense
