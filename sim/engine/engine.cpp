@@ -566,9 +566,78 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     run_resumes(now);
   }
   if (done + host_done_ != n) {
-    throw std::logic_error("engine: deadlock — " + std::to_string(n - done - host_done_) + " of " + std::to_string(n) +
-                           " tasks can never start (cycle through dependencies, stream order and host program order)");
+    // Name what is stuck: the head of every stream with tasks left, and where every unfinished host stopped.
+    std::vector<StuckItem> stuck;
+    auto finished = [&](TaskId t) { return out.end[t] >= 0; };  // (end stays -1 until a task finishes)
+    auto unfinished_pred = [&](TaskId t) {
+      for (std::size_t i = 0; i < g.dep_to_.size(); ++i)  // (only on this error path: a linear scan is fine)
+        if (g.dep_to_[i] == t && out.end[g.dep_from_[i]] < 0)
+          return g.dep_from_[i];
+      return t;
+    };
+    for (std::size_t d = 0; d < nd; ++d) {
+      if (hpos_[d] == host_begin_[d + 1]) continue;
+      const TaskId t = host_prog_[hpos_[d]];
+      StuckItem it{t, static_cast<int>(d), StuckItem::Wait::HostPreds, t};
+      if (hsync_[d] >= 0 || hwait_[d] == HostWait::Drain) {
+        it.wait = StuckItem::Wait::HostDrain;
+        for (std::uint32_t i = host_begin_[d]; i < hpos_[d]; ++i) {
+          const TaskId x = host_prog_[i];
+          if (!g.is_host_task(x) && !finished(x)) {
+            it.on = x;
+            break;
+          }
+        }
+      } else if (hwait_[d] == HostWait::Start) {
+        it.wait = StuckItem::Wait::HostQueue;
+        it.on = hwait_task_[d];
+      } else {
+        it.on = unfinished_pred(t);
+      }
+      stuck.push_back(it);
+    }
+    for (StreamId s = 0; s < ns; ++s) {
+      if (g.stream_class_[s] == StreamClass::Host || stream_pos_[s] == stream_begin_[s + 1] || stream_busy_[s]) continue;
+      const TaskId t = stream_tasks_[stream_pos_[s]];
+      const int d = g.stream_device_[s];
+      if (pending_preds_[t] != 0)
+        stuck.push_back(StuckItem{t, d, StuckItem::Wait::Pred, unfinished_pred(t)});
+      else
+        stuck.push_back(StuckItem{t, d, StuckItem::Wait::Issue, t});
+    }
+    std::string what = "engine: deadlock — " + std::to_string(n - done - host_done_) + " of " + std::to_string(n) +
+                       " tasks can never start (cycle through dependencies, stream order and host program order): " +
+                       describe_stuck(stuck, nullptr, nullptr);
+    throw DeadlockError(what, n - done - host_done_, n, std::move(stuck));  // (the text first: argument evaluation order is unspecified)
   }
+}
+
+std::string describe_stuck(const std::vector<StuckItem>& stuck, std::string (*name)(const void*, TaskId),
+                           const void* ctx) {
+  auto nm = [&](TaskId t) { return name ? name(ctx, t) : "task " + std::to_string(t); };
+  std::string r;
+  constexpr std::size_t kMaxNamed = 16;  // (a 16-stage pipeline has 64 streams and hosts: keep the line readable)
+  for (std::size_t i = 0; i < stuck.size(); ++i) {
+    const StuckItem& it = stuck[i];
+    if (i == kMaxNamed) {
+      r += "; and " + std::to_string(stuck.size() - kMaxNamed) + " more";
+      break;
+    }
+    if (!r.empty()) r += "; ";
+    const std::string dev = "device " + std::to_string(it.device);
+    switch (it.wait) {
+      case StuckItem::Wait::Pred: r += nm(it.task) + " waits for " + nm(it.on); break;
+      case StuckItem::Wait::Issue: r += nm(it.task) + " waits for its host (" + dev + ") to issue it"; break;
+      case StuckItem::Wait::HostPreds: r += "host of " + dev + " at " + nm(it.task) + " waits for " + nm(it.on); break;
+      case StuckItem::Wait::HostDrain:
+        r += "host of " + dev + " synchronizes before " + nm(it.task) + " and waits for " + nm(it.on);
+        break;
+      case StuckItem::Wait::HostQueue:
+        r += "host of " + dev + " at " + nm(it.task) + " waits (launch queue full) for " + nm(it.on) + " to start";
+        break;
+    }
+  }
+  return r;
 }
 
 }  // namespace parsim::engine

@@ -33,7 +33,9 @@
 // second per thread.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parsim::engine {
@@ -86,6 +88,8 @@ public:
   int stream_device(StreamId s) const { return stream_device_[s]; }
   bool is_host_task(TaskId t) const { return stream_class_[stream_[t]] == StreamClass::Host; }
   bool issued(TaskId t) const { return host_order_[t] != kNotOnHost && !is_host_task(t); }
+  // Position of an issued GPU task or a host task in its host's program (meaningful when issued() or is_host_task()).
+  std::uint64_t host_order(TaskId t) const { return host_order_[t]; }
   TimeNs host_ns(TaskId t) const { return host_ns_[t]; }
   std::uint32_t kernels(TaskId t) const { return kernels_[t]; }
   TimeNs nic_ns(TaskId t) const { return nic_ns_[t]; }
@@ -126,10 +130,39 @@ struct Timeline {
   std::int64_t events = 0;         // events processed
 };
 
+// What Executor::run throws when tasks remain that can never start: the head of each blocked stream and the item
+// each stuck host is at, with what it waits for, so that a caller can name the cycle (sim/step/evaluate.cpp names
+// them with the lowering's task information).
+struct StuckItem {
+  enum class Wait : std::uint8_t { Pred, Issue, HostPreds, HostDrain, HostQueue };
+  TaskId task;      // a stream's head task, or the host program item a host stopped at
+  int device;
+  Wait wait;        // Pred: an unfinished predecessor (`on`); Issue: its host has not issued it yet; Host*: the host
+                    // waits for its predecessors (`on` = one unfinished), for its issued GPU work to drain (`on` = one
+                    // unfinished issued task), or for a queued kernel to start (`on`)
+  TaskId on;
+};
+class DeadlockError : public std::logic_error {
+public:
+  DeadlockError(const std::string& what, std::size_t remaining, std::size_t tasks, std::vector<StuckItem> stuck)
+      : std::logic_error(what), remaining_(remaining), tasks_(tasks), stuck_(std::move(stuck)) {}
+  std::size_t remaining() const { return remaining_; }  // tasks that never ran
+  std::size_t tasks() const { return tasks_; }
+  const std::vector<StuckItem>& stuck() const { return stuck_; }
+
+private:
+  std::size_t remaining_, tasks_;
+  std::vector<StuckItem> stuck_;
+};
+// One line naming the stuck items (the first 16), "; "-separated, naming tasks with `name` (task id → text; null: "task <id>").
+std::string describe_stuck(const std::vector<StuckItem>& stuck, std::string (*name)(const void*, TaskId),
+                           const void* ctx);
+
 class Executor {
 public:
-  // Runs the graph to completion. Throws std::logic_error if tasks remain that can never start (a cycle through
-  // dependencies, stream order and host program order).
+  // Runs the graph to completion. Throws DeadlockError (a std::logic_error) if tasks remain that can never start (a
+  // cycle through dependencies, stream order and host program order), naming the first stuck task of every blocked
+  // stream and host.
   void run(const TaskGraph& g, Timeline& out);
 
 private:

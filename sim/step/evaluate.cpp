@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace parsim {
 
@@ -60,11 +62,37 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
   return rep;
 }
 
+namespace {
+// "stage 1 forward of chunk 3, micro-batch 5, layers 12–13" and the like, for the deadlock report.
+std::string name_task(const void* ctx, engine::TaskId t) {
+  const Lowered& lw = *static_cast<const Lowered*>(ctx);
+  const TaskInfo& ti = lw.info[lw.graph.tag(t)];
+  static constexpr const char* kNames[] = {"forward",          "backward",           "backward-input",
+                                           "backward-weight",  "pipeline receive",   "gradient reduction",
+                                           "parameter gather", "optimizer step",     "host work"};
+  std::string r = "stage " + std::to_string(ti.stage) + " ";
+  r += ti.kind == TaskKind::HostWork ? host_part_name(ti.host) : kNames[static_cast<int>(ti.kind)];
+  if (ti.kind != TaskKind::HostWork && ti.kind != TaskKind::Optimizer) r += " of chunk " + std::to_string(ti.chunk);
+  if (ti.microbatch >= 0) r += ", micro-batch " + std::to_string(ti.microbatch);
+  if (ti.kind <= TaskKind::BackwardWeight)
+    r += ", layers " + std::to_string(ti.layer_begin) + "-" + std::to_string(ti.layer_end - 1);
+  return r + " (task " + std::to_string(t) + ")";
+}
+}  // namespace
+
 StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
   StepReport rep;
   st_->costs = compute_step_costs(sc);
   lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
-  st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
+  try {
+    st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
+  } catch (const engine::DeadlockError& e) {
+    // A lowering bug, not bad input: name the stuck tasks so that the cycle can be found (and reported).
+    throw std::logic_error("engine: deadlock — " + std::to_string(e.remaining()) + " of " +
+                           std::to_string(e.tasks()) +
+                           " tasks can never start (cycle through dependencies, stream order and host program order): " +
+                           engine::describe_stuck(e.stuck(), &name_task, &st_->ex.lowered));
+  }
   compute_metrics(sc, st_->costs, st_->ex, rep);
   st_->samples.clear();
   timeline_memory(sc, st_->costs, st_->ex, rep, opt.keep_timeline ? &st_->samples : nullptr);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 using namespace parsim::engine;
@@ -82,6 +83,49 @@ TEST_CASE("a cycle through stream order and dependencies is reported, not hung")
   Executor ex;
   Timeline tl;
   CHECK_THROWS_AS(ex.run(g, tl), std::logic_error);
+}
+
+TEST_CASE("a deadlock through host program order and the launch queue names the stuck tasks") {
+  // The shape of the bug a legacy-Megatron interleaved plan hit (tests/step/test_deadlock.cpp): the host issues a
+  // reduction r (comm stream) that depends on a compute task c issued AFTER it, with a launch queue of depth 1 and a
+  // filler kernel f in between. Issuing c's kernel (program kernel 2) needs the kernel 1 position back — r — to have
+  // started; r needs c to finish; c is never issued. The report names r's wait and the host's.
+  TaskGraph g;
+  int d = g.add_device();
+  g.set_launch_queue(d, 1);
+  StreamId comp = g.add_stream(d, StreamClass::Compute), comm = g.add_stream(d, StreamClass::Comm);
+  TaskId r = g.add_task(comm, 10, 0), f = g.add_task(comp, 10, 1), c = g.add_task(comp, 10, 2);
+  g.add_dep(c, r);
+  g.issue(r, 1, 1, 0);
+  g.issue(f, 1, 1, 1);
+  g.issue(c, 1, 1, 2);
+  Executor ex;
+  Timeline tl;
+  try {
+    ex.run(g, tl);
+    FAIL("no deadlock reported");
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("task " + std::to_string(r) + " waits for task " + std::to_string(c)) != std::string::npos);
+    CHECK(what.find("launch queue full") != std::string::npos);
+    bool host_item = false;
+    for (const StuckItem& it : e.stuck()) host_item = host_item || it.wait == StuckItem::Wait::HostQueue;
+    CHECK(host_item);
+  }
+  // Issued in dependency order (c before r), the same graph runs.
+  TaskGraph ok;
+  d = ok.add_device();
+  ok.set_launch_queue(d, 1);
+  comp = ok.add_stream(d, StreamClass::Compute);
+  comm = ok.add_stream(d, StreamClass::Comm);
+  r = ok.add_task(comm, 10, 0);
+  f = ok.add_task(comp, 10, 1);
+  c = ok.add_task(comp, 10, 2);
+  ok.add_dep(c, r);
+  ok.issue(f, 1, 1, 0);
+  ok.issue(c, 1, 1, 1);
+  ok.issue(r, 1, 1, 2);
+  CHECK_NOTHROW(ex.run(ok, tl));
 }
 
 TEST_CASE("identical graphs give bit-identical timelines, and the executor is reusable") {

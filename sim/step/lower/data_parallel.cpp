@@ -57,13 +57,21 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
       }
     }
   }
-  // Without --overlap-grad-reduce every bucket waits for the stage's last weight-gradient pass (all chunks done).
+  // Without --overlap-grad-reduce every bucket waits for the stage's last weight-gradient pass (all chunks done), and
+  // the host issues the reductions only then: Megatron calls finish_grad_sync() (legacy: allreduce_gradients()) after
+  // the whole forward-backward schedule has been issued. Issuing a chunk's reductions right after its own last
+  // backward — the same position as with overlap, but in the middle of the program under interleaving — is not a
+  // program a process could run, and with enough kernels after it the engine deadlocked: the reduction waits on the
+  // GPU for the stage's last backward, the host blocks on a full launch queue until the reduction starts, and so never
+  // issues that backward (tests/step/test_deadlock.cpp).
   TaskId last_backward = 0;
+  std::uint64_t last_backward_key = 0;
   if (!sc_.train.overlap_grad_reduce) {
     for (const PipeOp& op : sched()[stage]) {
       if (!makes_weight_grads(op.kind)) continue;
       const PassRef& r = pass(stage, op);
       last_backward = segs_[r.first + r.count - 1].task;
+      last_backward_key = segs_[r.first + r.count - 1].key;
     }
   }
   for (const PipeOp& op : sched()[stage]) {
@@ -74,7 +82,8 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
       TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
       const double nb = buckets(sg.params * gwb);
-      issue(t, dp_host_s(nb), dp_kernels(nb), sg.key + 1);
+      // (equal keys keep the call order: the chunks' reductions in the order their last backward ran)
+      issue(t, dp_host_s(nb), dp_kernels(nb), sc_.train.overlap_grad_reduce ? sg.key + 1 : last_backward_key + 1);
       g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
       grad_tasks.push_back(t);
       const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, gwb, true);
