@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace parsim {
 
@@ -35,7 +36,19 @@ std::vector<std::string> report_warnings(const Scenario& sc, const StepReport& r
 
 }  // namespace
 
-StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
+StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return run_impl(sc, opt, false); }
+
+MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
+  if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
+  st_->costs = compute_step_costs(sc);
+  return estimate_memory_from_costs(sc, st_->costs);
+}
+
+StepReport Evaluator::run_with_kept_costs(const Scenario& sc, const EvalOptions& opt) {
+  return run_impl(sc, opt, true);
+}
+
+StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   if (!is_resolved(sc.train)) {
     Scenario r = sc;
     r.train = resolve_training(sc.plan, sc.model, sc.train);
@@ -48,21 +61,22 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
     Scenario& shortened = st_->shortened;
     shortened = sc;
     shortened.train.gbs = m1 * sc.plan.dp * sc.train.mbs;
-    const StepReport a = simulate(shortened, opt);
+    // (compute_step_costs does not read the batch: the second run keeps the first one's costs)
+    const StepReport a = simulate(shortened, opt, kept_costs);
     shortened.train.gbs = m2 * sc.plan.dp * sc.train.mbs;
-    const StepReport b = simulate(shortened, opt);
+    const StepReport b = simulate(shortened, opt, true);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
     r.warnings = report_warnings(sc, r);
     return r;
   }
-  StepReport rep = simulate(sc, opt);
+  StepReport rep = simulate(sc, opt, kept_costs);
   rep.warnings = report_warnings(sc, rep);
   return rep;
 }
 
-StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
+StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   StepReport rep;
-  st_->costs = compute_step_costs(sc);
+  if (!kept_costs) st_->costs = compute_step_costs(sc);
   lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
   st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
   compute_metrics(sc, st_->costs, st_->ex, rep);

@@ -75,8 +75,10 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
   if (simulated) *simulated = false;
   fill_identity(sc, r);
   try {
-    // Cheap pre-check: closed-form lower bound of the simulated peak (sim/step/memory.cpp).
-    const MemoryReport est = estimate_memory(sc);
+    // Cheap pre-check: closed-form lower bound of the simulated peak (sim/step/memory.cpp), on the step costs the
+    // evaluator keeps for the simulation (computed once per plan).
+    const bool resolved = is_resolved(sc.train);
+    const MemoryReport est = resolved ? ev.estimate_memory(sc) : estimate_memory(sc);
     if (!est.fits) {
       fill_memory(est, r);
       r.verdict = Verdict::OutOfMemoryPrecheck;
@@ -84,7 +86,7 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
       return r;
     }
     if (simulated) *simulated = true;
-    const StepReport rep = ev.run(sc);
+    const StepReport rep = resolved ? ev.run_with_kept_costs(sc) : ev.run(sc);
     fill_memory(rep.memory, r);
     r.step_time_s = rep.step_time_s;
     r.mfu = rep.mfu;
