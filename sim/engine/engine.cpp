@@ -167,7 +167,6 @@ std::string TaskGraph::check_acyclic() const {
 
 // ---------------------------------------------------------------- Executor
 namespace {
-bool later(const auto& a, const auto& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
 // Rounded to the nearest ns (work and rates are non-negative: x + 0.5 truncated, without a libm call on the hot path).
 TimeNs round_ns(double x) { return static_cast<TimeNs>(x + 0.5); }
 TimeNs stretched(double work_ns, double rate) { return round_ns(rate == 1.0 ? work_ns : work_ns / rate); }
@@ -182,14 +181,68 @@ TimeNs llround_nonneg(double x) {
 TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / k; }
 }  // namespace
 
+// The event queue: a binary min-heap on (time, seq) that knows where each task's completion event sits (heap_pos_),
+// so that a re-plan moves the task's one event instead of leaving a stale copy behind. Keys are unique (seq), so the
+// pop order — and the timeline — is that of any priority queue over the same events.
+void Executor::heap_place(std::size_t i, const Event& e) {
+  heap_[i] = e;
+  if (e.kind == kCompletion) heap_pos_[e.task] = static_cast<std::uint32_t>(i);
+}
+
+void Executor::heap_up(std::size_t i) {
+  const Event e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(e, heap_[parent])) break;
+    heap_place(i, heap_[parent]);
+    i = parent;
+  }
+  heap_place(i, e);
+}
+
+void Executor::heap_down(std::size_t i) {
+  const std::size_t n = heap_.size();
+  const Event e = heap_[i];
+  for (;;) {
+    std::size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && earlier(heap_[c + 1], heap_[c])) ++c;
+    if (!earlier(heap_[c], e)) break;
+    heap_place(i, heap_[c]);
+    i = c;
+  }
+  heap_place(i, e);
+}
+
+Executor::Event Executor::heap_pop() {
+  const Event top = heap_.front();
+  if (top.kind == kCompletion) heap_pos_[top.task] = kNotQueued;
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) {
+    heap_[0] = last;
+    heap_down(0);
+  }
+  return top;
+}
+
 void Executor::push(TimeNs t, TaskId task) {
-  heap_.push_back(Event{t, seq_++, task, version_[task]});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+  const Event e{t, seq_++, task, kCompletion};
+  const std::uint32_t at = heap_pos_[task];
+  if (at != kNotQueued) {  // a re-plan: the task's pending completion moves
+    const bool sooner = earlier(e, heap_[at]);
+    heap_[at] = e;
+    if (sooner) heap_up(at);
+    else heap_down(at);
+    return;
+  }
+  heap_.push_back(e);
+  heap_up(heap_.size() - 1);
 }
 
 void Executor::push_wake(TimeNs t, StreamId s) {
   heap_.push_back(Event{t, seq_++, s, kWake});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+  heap_up(heap_.size() - 1);
 }
 
 double Executor::rate(const TaskGraph& g, TaskId t) const {
@@ -220,7 +273,6 @@ void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate)
     last_update_[t] = now;
   }
   rate_[t] = rate(g, t);
-  ++version_[t];
   schedule_end(g, t, now);
 }
 
@@ -502,7 +554,7 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   remaining_.assign(n, 0.0);
   rate_.assign(n, 1.0);
   last_update_.assign(n, 0);
-  version_.assign(n, 0);
+  heap_pos_.assign(n, kNotQueued);
   heap_.clear();
   seq_ = 0;
 
@@ -519,16 +571,13 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   run_resumes(0);
   std::size_t done = 0;
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
-    const Event ev = heap_.back();
-    heap_.pop_back();
+    const Event ev = heap_pop();
     const TimeNs now = ev.time;
-    if (ev.version == kWake) {  // an issued task's first kernel is launched now
+    if (ev.kind == kWake) {  // an issued task's first kernel is launched now
       try_start(g, ev.task, now, out);
       run_resumes(now);
       continue;
     }
-    if (ev.version != version_[ev.task]) continue;  // superseded by a re-plan
     ++out.events;
     const TaskId t = ev.task;
     const StreamId s = g.stream_[t];

@@ -137,9 +137,15 @@ private:
     TimeNs time;
     std::uint64_t seq;
     TaskId task;             // completion: the task; wake: the stream
-    std::uint32_t version;   // completion: task version (stale after a re-plan); wake: kWake
+    std::uint32_t kind;      // kCompletion or kWake
   };
-  static constexpr std::uint32_t kWake = ~std::uint32_t{0};
+  static constexpr std::uint32_t kCompletion = 0, kWake = 1;
+  static constexpr std::uint32_t kNotQueued = ~std::uint32_t{0};
+  static bool earlier(const Event& a, const Event& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; }
+  void heap_place(std::size_t i, const Event& e);
+  void heap_up(std::size_t i);
+  void heap_down(std::size_t i);
+  Event heap_pop();
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
@@ -167,7 +173,7 @@ private:
   std::vector<double> remaining_;       // work left (ns at full speed) of running tasks
   std::vector<double> rate_;            // current rate of running tasks
   std::vector<TimeNs> last_update_;
-  std::vector<std::uint32_t> version_;
+  std::vector<std::uint32_t> heap_pos_;  // per task: its completion event's index in heap_ (kNotQueued: none)
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
