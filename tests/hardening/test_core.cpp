@@ -6,6 +6,8 @@
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
 
+#include "tests/support/errors.hpp"
+
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,17 +37,8 @@ std::string write(const std::string& name, const std::string& content) {
   return p;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using parsim::test::contains;
+using parsim::test::error_of;
 
 void one_line(const std::string& msg) {
   INFO(msg);

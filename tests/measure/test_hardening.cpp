@@ -8,6 +8,8 @@
 #include "sim/measure/kineto.hpp"
 #include "sim/measure/profile.hpp"
 
+#include "tests/support/errors.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,17 +20,8 @@ using measure_test::TraceBuilder;
 
 namespace {
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using parsim::test::contains;
+using parsim::test::error_of;
 
 const std::string kHeader = "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n";
 

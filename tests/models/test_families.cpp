@@ -5,6 +5,8 @@
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 
+#include "tests/support/errors.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,14 +22,9 @@ bool rounds_to(std::int64_t x, double published, double unit) {
   return std::fabs(static_cast<double>(x) - published) <= 0.5 * unit;
 }
 std::string error_of(const std::string& arg) {
-  try {
-    resolve_model(arg);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return parsim::test::error_of([&] { resolve_model(arg); });
 }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using parsim::test::contains;
 }  // namespace
 
 TEST_CASE("Mixtral-8x7B: 46,702,792,704 total and 12,879,925,248 active (issue 10)") {

@@ -2,6 +2,8 @@
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 
+#include "tests/support/errors.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -14,14 +16,9 @@ const std::string kExamples = std::string(PARSIM_TEST_DATA) + "/../../examples/m
 
 // The InputError message of resolve_model(arg), or "" when it does not throw.
 std::string error_of(const std::string& arg) {
-  try {
-    resolve_model(arg);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return parsim::test::error_of([&] { resolve_model(arg); });
 }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using parsim::test::contains;
 }  // namespace
 
 TEST_CASE("presets: every name resolves, case-insensitively, with its published shape") {
