@@ -2,7 +2,7 @@
 //
 // GEMM (C[m×n] = A[m×k]·B[k×n], 2mnk FLOPs):
 //   time = max(2mnk / (peak · eff), bytes / (HBM bw · hbm_efficiency)) + kernel_overhead_s
-//   eff  = ceiling(precision) × max over CTA tiles (tm×tn) and split-K factors s of
+//   eff  = ceiling(precision) × sustained × max over CTA tiles (tm×tn) and split-K factors s of
 //            tile_rel(tm,tn) × pad × wave × k_factor
 //   tile_rel = (1 + c/256 + c/128) / (1 + c/tm + c/tn), c = 32: a tile moves (tm+tn)·BK operand elements per
 //              tm·tn·BK MACs, so small tiles spend more of each step on loads; normalised to 256×128 [D, model choice]
@@ -11,17 +11,25 @@
 //   k_factor = kₛ/(kₛ + k_half), kₛ = k/s                 (prologue/epilogue amortised over the main loop)
 //   split-K (s ∈ {1,2,4,8,16}, kₛ ≥ 256) is what cuBLAS/CUTLASS do when the output grid cannot fill the SMs.
 //   bytes = (m·k + k·n)·element_bytes(p) + m·n·activation_element_bytes(p)   (operands once, output once)
-// The ceilings are measured maximum-achievable-matmul (MAMF) over datasheet peak (presets.cpp); the model reproduces
-// the MAMF measurement at its best shape within a few percent (tests/hardware).
+// The ceilings are measured maximum-achievable-matmul (MAMF) over datasheet peak, per GPU and precision
+// (hardware/data/matmul_ceiling*.csv, quoted in each preset); the model reproduces the MAMF measurement at its best shape
+// within a few percent (tests/hardware). fp8: ceiling = gemm_ceiling_fp8 × fp8_training_fraction (calibration.json:
+// one value for every GPU — per-tensor scaling, amax reductions and the bf16 epilogues of a training step's fp8 GEMMs
+// that the microbenchmark does not run).
+// sustained = the active stack's in-training fraction of microbenchmark speed (sustained_fraction(): calibration.json,
+// one value per stack shared by every GPU; a user's hardware file may override it). The GPU-specific part of a
+// GEMM's speed is thus its datasheet peak, its measured ceiling and its SM count (tile and wave quantisation); the
+// small per-rank GEMMs of high tp lose through pad/wave/k_factor, not through a per-GPU constant.
 //
-// Worked example (H100 preset, bf16, m = n = k = 8192):
+// Worked example (H100 preset, bf16, m = n = k = 8192, sustained = 1 as in a microbenchmark):
 //   256×128 tiles: 32 × 64 = 2048 tiles, pad = 1, waves = ⌈2048/132⌉ = 16 → wave = 2048/2112 = 0.96970,
 //   k_factor = 8192/8256 = 0.99225, tile_rel = 1 → 0.96218 (128×128: 4096 tiles, 32 waves → 0.9697·0.9167, lower).
 //   eff = (792.1/989.4 = 0.80059) × 0.96218 = 0.77031 → 2·8192³ = 1.09951e12 FLOP / (989.4e12 · 0.77031) = 1.44265 ms;
 //   memory: 3·8192²·2 B = 402.65 MB / (3.35e12 · 0.87) = 0.138 ms (not binding); + 2 µs → 1.44465 ms ≈ 761 TFLOP/s.
 //
 // Attention (flash kernels): time = FLOPs / (peak · eff) + kernel_overhead_s, eff = eff_max · s/(s + s_half) ·
-// min(1, h(d)/h(128)), h(d) = d/(d + attn_head_dim_half); backward FLOPs = 2.5 × forward (FlashAttention benchmark
+// min(1, h(d)/h(128)) × sustained [× attn_causal_fraction() for causal kernels], h(d) = d/(d + attn_head_dim_half);
+// backward FLOPs = 2.5 × forward (FlashAttention benchmark
 // convention, domain notes §2) at the backward's own eff_max and s_half. fp8 training runs attention in bf16
 // (Transformer Engine's default: fp8 dot-product attention is opt-in, NVTE_FP8_DPA / fp8_dpa), so fp8 uses the bf16 peak.
 #include "hardware/hardware.hpp"
@@ -55,7 +63,7 @@ void check_dims(std::int64_t m, std::int64_t n, std::int64_t k) {
 double ceiling(const Hardware& hw, Precision p) {
   (void)hw.gpu.peak_flops(p);  // rejects fp8 on GPUs without fp8
   switch (p) {
-    case Precision::FP8: return hw.gpu.compute.gemm_ceiling_fp8;
+    case Precision::FP8: return hw.gpu.compute.gemm_ceiling_fp8 * hw.calib.fp8_training_fraction;
     case Precision::FP32: return hw.gpu.compute.gemm_ceiling_fp32;
     default: return hw.gpu.compute.gemm_ceiling;
   }
@@ -78,7 +86,7 @@ double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::i
   (void)hw.gpu.peak_flops(p);
   const double peak = p == Precision::FP32 ? hw.gpu.peak_fp32 : p == Precision::FP16 ? hw.gpu.peak_fp16 : hw.gpu.peak_bf16;
   const auto& c = hw.gpu.compute;
-  const double eff = c.sustained_efficiency * (causal ? c.attn_causal_efficiency : 1.0) *
+  const double eff = sustained_fraction(hw) * (causal ? attn_causal_fraction(hw) : 1.0) *
                      (bwd ? attention_efficiency(c, c.attn_bwd_efficiency, c.attn_bwd_seq_half, seq, d)
                           : attention_efficiency(c, c.attn_fwd_efficiency, c.attn_seq_half, seq, d));
   return (bwd ? 2.5 : 1.0) * flops / (peak * eff) + c.kernel_overhead_s;
@@ -107,10 +115,21 @@ double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std
       best = std::max(best, tile_rel(t) * pad * wave * ks / (ks + k_half));
     }
   }
-  return ceiling(hw, p) * best * hw.gpu.compute.sustained_efficiency;
+  return ceiling(hw, p) * best * sustained_fraction(hw);
 }
 
 }  // namespace
+
+double sustained_fraction(const Hardware& hw) {
+  const ComputeModel& c = hw.gpu.compute;
+  if (c.sustained_override > 0) return c.sustained_override;
+  return c.megatron_kernels ? hw.calib.sustained_megatron : hw.calib.sustained_pytorch;
+}
+
+double attn_causal_fraction(const Hardware& hw) {
+  const double o = hw.gpu.compute.attn_causal_override;
+  return o > 0 ? o : hw.calib.attn_causal_efficiency;
+}
 
 double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
   return grouped_efficiency(hw, 1.0, m, n, k, p);

@@ -21,10 +21,12 @@ enum class TierKind { ScaleUp, ScaleOut };     // NVLink/NVSwitch or xGMI domain
 // What one software stack's kernels achieve on this GPU ("the hardware as the stack sees it"). Selected by the
 // stack name (hardware_for_stack). Today two stacks: "pytorch" (PyTorch-native: FSDP/DDP, FlashAttention-2 class
 // SDPA, unfused fp8 casts) and "megatron" (Megatron-Core + Transformer Engine: cuDNN/FA3-class fused attention, fp8
-// casts fused into the producing kernel). `sustained_efficiency` is a fitted constant (tests/validation): it is kept
-// per GPU and stack for now and is meant to move into one calibration file that overrides these keys.
+// casts fused into the producing kernel). The profile holds measured kernel curves only: the fraction of the
+// microbenchmark speed a training step sustains is ONE fitted value per stack, shared by every GPU
+// (FittedConstants::sustained_megatron / sustained_pytorch, hardware/calibration.json). A user's hardware file may
+// still pin it for its own cluster (`sustained_override`, JSON key "sustained_efficiency"); no preset does.
 struct KernelProfile {
-  double sustained_efficiency = 1.0;  // fraction of microbenchmark throughput GEMMs/attention sustain in training
+  double sustained_override = 0;      // 0 = the calibration's value for the stack; else a hardware file's own fit
   double attn_fwd_efficiency = 0.6;   // flash-attention forward at long sequences, fraction of dense peak
   double attn_fwd_seq_half = 512;     // sequence length at which the forward reaches half of that
   double attn_bwd_efficiency = 0.45;  // backward (2.5× the forward's FLOPs)
@@ -38,7 +40,8 @@ struct KernelProfile {
 // the active kernel profile's values: hardware_for_stack() copies them in (the presets load "pytorch").
 struct ComputeModel {
   double gemm_ceiling = 0.8;          // best large-GEMM fraction of dense peak (bf16/fp16): measured MAMF / datasheet
-  double gemm_ceiling_fp8 = 0.7;      // same for fp8 GEMMs (fp8's real speed-up over bf16 is < 2×)
+  double gemm_ceiling_fp8 = 0.7;      // same for fp8 GEMMs: measured fp8 MAMF / datasheet fp8 peak (a training step
+                                      // runs fp8 GEMMs at FittedConstants::fp8_training_fraction of it)
   double gemm_ceiling_fp32 = 0.9;     // fp32 (SIMT or TF32-off) GEMMs
   int num_sms = 132;                  // streaming multiprocessors (CUs on AMD): wave quantisation
   double gemm_k_half = 64;            // k at which a GEMM's main loop reaches half its asymptotic efficiency share
@@ -47,9 +50,10 @@ struct ComputeModel {
   double kernel_overhead_s = 4e-6;    // fixed cost per kernel (launch + tail)
   double layer_overhead_s = 0;        // framework/host overhead per layer per pass not hidden by async launch
   double comm_compute_slowdown = 0.0; // fractional compute slowdown while a communication kernel shares the SMs
-  double attn_causal_efficiency = 1.0;  // causal kernels relative to the non-causal curves the efficiencies come from
+  double attn_causal_override = 0;    // 0 = FittedConstants::attn_causal_efficiency; else a hardware file's own value
   // (stack) the active kernel profile:
-  double sustained_efficiency = 1.0;
+  bool megatron_kernels = false;      // the active profile is "megatron" (selects the calibration's sustained value)
+  double sustained_override = 0;      // the profile's override (0 = the calibration's value for the stack)
   double attn_fwd_efficiency = 0.6;
   double attn_seq_half = 512;
   double attn_bwd_efficiency = 0.45;
@@ -134,8 +138,10 @@ struct CollectiveLibrary {
 
 // The fitted constants of the model (hardware/calibration.json, compiled in): what the physics leaves unexplained, at
 // most one value per software stack (or per precision), shared by every GPU. `parsim_accuracy --cv` refits them leaving
-// one validation source out at a time. Loaded into every Hardware; a hardware file may still set a stack's
-// gpu.kernels.<stack>.sustained_efficiency for its own cluster (an explicit override, reported in its sources).
+// one validation source out at a time. Loaded into every Hardware and read by the cost models at cost time (so a refit
+// only replaces Hardware::calib); a user's hardware file may still set a stack's gpu.kernels.<stack>.sustained_efficiency
+// or gpu.compute.attn_causal_efficiency for its own cluster (an explicit override, reported in its sources) — no
+// preset does (tests/hardware/test_presets_io.cpp).
 struct FittedConstants {
   double sustained_megatron = 0.84;      // fraction of microbenchmark speed GEMMs/attention sustain in a Megatron-Core step
   double sustained_pytorch = 0.74;       // … in a PyTorch-native (FSDP/DDP) step
@@ -198,6 +204,11 @@ Hardware with_free_network(Hardware hw);
 double nic_share_Bps(const NodeSpec& node, int concurrent);
 
 // ---- compute cost (compute_cost.cpp) ----
+// The fraction of microbenchmark speed the active stack's GEMMs and attention sustain in a training step: the hardware
+// file's override, else hw.calib.sustained_megatron / sustained_pytorch by the active kernel profile.
+double sustained_fraction(const Hardware& hw);
+// Causal flash-attention kernels relative to the non-causal curves: the override, else hw.calib.attn_causal_efficiency.
+double attn_causal_fraction(const Hardware& hw);
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead
 double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
 double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);

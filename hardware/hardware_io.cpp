@@ -14,9 +14,12 @@
 //            "compute": { "gemm_ceiling", "gemm_ceiling_fp8", "gemm_ceiling_fp32": fractions of peak in (0,1],
 //                         "num_sms": SMs (CUs), "gemm_k_half": k, "attn_head_dim_half": head-dim units,
 //                         "hbm_efficiency": (0,1], "kernel_overhead_us", "layer_overhead_us": µs (≥ 0),
-//                         "comm_compute_slowdown", "attn_causal_efficiency": fractions in [0,1] },
+//                         "comm_compute_slowdown": fraction in [0,1],
+//                         "attn_causal_efficiency": optional override of calibration.json's value, (0,1] },
 //            "kernels": { "pytorch": {…}, "megatron": {…} }   one kernel profile per software stack:
-//                         "sustained_efficiency", "attn_fwd_efficiency", "attn_bwd_efficiency": fractions in (0,1],
+//                         "attn_fwd_efficiency", "attn_bwd_efficiency": fractions in (0,1],
+//                         "sustained_efficiency": optional, (0,1]: this cluster's own in-training fraction instead of
+//                         calibration.json's one value per stack (no preset sets it),
 //                         "attn_fwd_seq_half", "attn_bwd_seq_half": tokens (> 0),
 //                         "fp8_cast_bytes_per_element": bytes (≥ 0), "collective_call_overhead_us": µs (≥ 0) },
 //   "node": { "gpus_per_node": int, "cpu_vendor": "intel" | "amd" | "arm",
@@ -110,7 +113,6 @@ const std::vector<NumField<ComputeModel>>& compute_nums() {
       PARSIM_NUM(ComputeModel, "kernel_overhead_us", 1e-6, Rule::NonNegative, x.kernel_overhead_s),
       PARSIM_NUM(ComputeModel, "layer_overhead_us", 1e-6, Rule::NonNegative, x.layer_overhead_s),
       PARSIM_NUM(ComputeModel, "comm_compute_slowdown", 1, Rule::UnitInterval, x.comm_compute_slowdown),
-      PARSIM_NUM(ComputeModel, "attn_causal_efficiency", 1, Rule::UnitInterval, x.attn_causal_efficiency),
   };
   return f;
 }
@@ -120,7 +122,6 @@ const std::vector<IntField<ComputeModel>>& compute_ints() {
 }
 const std::vector<NumField<KernelProfile>>& kernel_nums() {
   static const std::vector<NumField<KernelProfile>> f = {
-      PARSIM_NUM(KernelProfile, "sustained_efficiency", 1, Rule::Fraction, x.sustained_efficiency),
       PARSIM_NUM(KernelProfile, "attn_fwd_efficiency", 1, Rule::Fraction, x.attn_fwd_efficiency),
       PARSIM_NUM(KernelProfile, "attn_fwd_seq_half", 1, Rule::Positive, x.attn_fwd_seq_half),
       PARSIM_NUM(KernelProfile, "attn_bwd_efficiency", 1, Rule::Fraction, x.attn_bwd_efficiency),
@@ -305,6 +306,18 @@ void read_fields(const Reader& r, StrictObject& o, const std::string& path, T& o
   }
 }
 
+// An optional override of a fitted constant (never required, even without "base"): a fraction in (0,1]; absent, the
+// field keeps its value (0 = use hardware/calibration.json).
+void read_override(const Reader& r, StrictObject& o, const std::string& path, const char* key, double& dst) {
+  o.ignore(key);
+  if (!o.has(key)) return;
+  const double v = o.req_num(key);
+  if (!rule_ok(Rule::Fraction, v))
+    throw InputError(r.ctx + ": " + path + "." + key + " must be " + rule_text(Rule::Fraction) + ", got " + fmt_num(v, 6));
+  dst = v;
+  r.set_paths.insert(path + "." + key);
+}
+
 // A required-or-optional string key; returns whether it was present.
 bool read_str(const Reader& r, StrictObject& o, const std::string& path, const char* key, bool all, std::string& dst) {
   o.ignore(key);
@@ -350,6 +363,7 @@ void read_kernels(const Reader& r, const json& j) {
     KernelProfile& k = r.hw.gpu.kernels[stack];
     StrictObject ko(o.req_obj(stack), r.ctx + ": \"gpu.kernels." + stack + "\"");
     read_fields<KernelProfile>(r, ko, std::string("gpu.kernels.") + stack, k, r.all || is_new, kernel_nums(), {}, {});
+    read_override(r, ko, std::string("gpu.kernels.") + stack, "sustained_efficiency", k.sustained_override);
     ko.finish();
   }
   o.finish();
@@ -364,6 +378,7 @@ void read_gpu(const Reader& r, const json& j) {
   if (o.has("compute")) {
     StrictObject c(o.req_obj("compute"), r.ctx + ": \"gpu.compute\"");
     read_fields<ComputeModel>(r, c, "gpu.compute", r.hw.gpu.compute, r.all, compute_nums(), compute_ints(), {});
+    read_override(r, c, "gpu.compute", "attn_causal_efficiency", r.hw.gpu.compute.attn_causal_override);
     c.finish();
   } else if (r.all) {
     throw InputError(r.ctx + ": missing key 'gpu.compute' (required when the file has no \"base\" preset)");
@@ -526,7 +541,13 @@ void validate_hardware(const Hardware& hw_in) {
     auto it = hw.gpu.kernels.find(stack);
     require(it != hw.gpu.kernels.end(), ctx + ": gpu.kernels needs a '" + stack + "' kernel profile");
     check_fields(ctx, std::string("gpu.kernels.") + stack, it->second, kernel_nums(), std::vector<IntField<KernelProfile>>{});
+    const double o = it->second.sustained_override;  // 0 = calibration.json's value
+    require(o >= 0 && o <= 1, ctx + ": gpu.kernels." + stack + ".sustained_efficiency must be " +
+                                  rule_text(Rule::Fraction) + ", got " + fmt_num(o, 6));
   }
+  const double co = hw.gpu.compute.attn_causal_override;
+  require(co >= 0 && co <= 1, ctx + ": gpu.compute.attn_causal_efficiency must be " + rule_text(Rule::Fraction) +
+                                  ", got " + fmt_num(co, 6));
   require(hw.node.gpus_per_node >= 1, ctx + ": node.gpus_per_node must be ≥ 1, got " + std::to_string(hw.node.gpus_per_node));
   require(!hw.node.tiers.empty() && hw.node.tiers.front().kind == TierKind::ScaleUp,
           ctx + ": node.tiers must start with the scale_up tier (the NVLink/xGMI domain)");
@@ -596,8 +617,12 @@ std::string hardware_to_json(const Hardware& hw_in) {
   for (const auto& f : gpu_nums()) g[f.key] = to_unit(f.ref(hw.gpu), f.scale);
   for (const auto& f : compute_nums()) g["compute"][f.key] = to_unit(f.ref(hw.gpu.compute), f.scale);
   for (const auto& f : compute_ints()) g["compute"][f.key] = f.ref(hw.gpu.compute);
-  for (auto& [stack, k] : hw.gpu.kernels)
+  // Overrides of the fitted constants are written only where the hardware sets them (0 = calibration.json's value).
+  if (hw.gpu.compute.attn_causal_override > 0) g["compute"]["attn_causal_efficiency"] = hw.gpu.compute.attn_causal_override;
+  for (auto& [stack, k] : hw.gpu.kernels) {
     for (const auto& f : kernel_nums()) g["kernels"][stack][f.key] = to_unit(f.ref(k), f.scale);
+    if (k.sustained_override > 0) g["kernels"][stack]["sustained_efficiency"] = k.sustained_override;
+  }
   auto& n = j["node"];
   n["gpus_per_node"] = hw.node.gpus_per_node;
   n["cpu_vendor"] = enum_name(kCpuNames, static_cast<int>(hw.node.cpu));

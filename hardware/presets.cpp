@@ -66,6 +66,18 @@ std::string canonical(const std::string& name) {
   return key;
 }
 
+// The kernel profile of one stack as the active compute model: its curves, and which calibration value (or the
+// profile's own override) sets the sustained fraction.
+void apply_profile(ComputeModel& c, const KernelProfile& k, bool megatron) {
+  c.megatron_kernels = megatron;
+  c.sustained_override = k.sustained_override;
+  c.attn_fwd_efficiency = k.attn_fwd_efficiency;
+  c.attn_seq_half = k.attn_fwd_seq_half;
+  c.attn_bwd_efficiency = k.attn_bwd_efficiency;
+  c.attn_bwd_seq_half = k.attn_bwd_seq_half;
+  c.fp8_cast_bytes_per_element = k.fp8_cast_bytes_per_element;
+}
+
 }  // namespace
 
 std::vector<std::string> hardware_preset_names() {
@@ -98,16 +110,7 @@ void finalize_hardware(Hardware& hw) {
   auto& n = hw.node;
   if (LinkTier* out = n.scale_out(); out && n.gpus_per_node > 0)
     out->bw_Bps_unidir = out->nics_per_node * out->nic_bits_per_s / 8.0 / n.gpus_per_node;
-  if (auto it = hw.gpu.kernels.find("pytorch"); it != hw.gpu.kernels.end()) {
-    ComputeModel& c = hw.gpu.compute;
-    const KernelProfile& k = it->second;
-    c.sustained_efficiency = k.sustained_efficiency;
-    c.attn_fwd_efficiency = k.attn_fwd_efficiency;
-    c.attn_seq_half = k.attn_fwd_seq_half;
-    c.attn_bwd_efficiency = k.attn_bwd_efficiency;
-    c.attn_bwd_seq_half = k.attn_bwd_seq_half;
-    c.fp8_cast_bytes_per_element = k.fp8_cast_bytes_per_element;
-  }
+  if (auto it = hw.gpu.kernels.find("pytorch"); it != hw.gpu.kernels.end()) apply_profile(hw.gpu.compute, it->second, false);
 }
 
 Hardware hardware_for_stack(const Hardware& hw, const std::string& stack) {
@@ -118,14 +121,7 @@ Hardware hardware_for_stack(const Hardware& hw, const std::string& stack) {
     throw InputError("hardware '" + hw.name + "' has no kernel profile for stack '" + stack + "' (valid: " + valid + ")");
   }
   Hardware h = hw;
-  ComputeModel& c = h.gpu.compute;
-  const KernelProfile& k = it->second;
-  c.sustained_efficiency = k.sustained_efficiency;
-  c.attn_fwd_efficiency = k.attn_fwd_efficiency;
-  c.attn_seq_half = k.attn_fwd_seq_half;
-  c.attn_bwd_efficiency = k.attn_bwd_efficiency;
-  c.attn_bwd_seq_half = k.attn_bwd_seq_half;
-  c.fp8_cast_bytes_per_element = k.fp8_cast_bytes_per_element;
+  apply_profile(h.gpu.compute, it->second, stack == "megatron");
   return h;
 }
 

@@ -27,6 +27,17 @@
 // + Q 2 + K,V 4·g/a + O in 2 + FFN 6·f/h, in units of sbh, plus 4·b·a·s of logsumexp. Llama-2-7B (g = a,
 // f/h = 2.6875): 32.125·sbh (domain-notes §3: ≈ 32.1).
 //
+// FP8 with Transformer Engine (o.fp8_gemm_inputs, the Megatron stack): a TE Linear / LayerNormLinear quantises its
+// input to fp8 for the forward GEMM and saves that fp8 copy (1 B per element; on Hopper only its column-wise /
+// transposed form) for the weight-gradient GEMM instead of the 16-bit input (TransformerEngine
+// transformer_engine/pytorch/module/linear.py and layernorm_linear.py: `saved_inputmat` is the quantised input when
+// fp8 is on; the input quantizer's `update_usage(rowwise_usage=False)` before saving). So the GEMM inputs that only a
+// GEMM keeps — the two norm outputs (QKV, FFN-in), the FFN-out input (the activation's output), MLA's latents, the
+// experts' inputs — cost 1 B; tensors other modules also save stay 16-bit: the norm inputs (the norm's backward), the
+// fc1 output (saved by Megatron-Core's fused bias-SwiGLU / GeLU), Q, K, V and the attention output (saved by the
+// attention kernel), to which the output projection adds its own 1-byte fp8 copy. Llama-2-7B: 32.1 → 28.4 sbh
+// (norm outputs 4 → 2, FFN 6·2.6875 → 5·2.6875, + 1 for the projection's copy).
+//
 // Extensions (issue 10), same bookkeeping [D]:
 //   parallel attention (GPT-NeoX, Falcon): both branches read the same layer input; stored hidden-sized tensors are
 //     the input and the norm_layers norm outputs (1 + norm_layers instead of norm_layers + 2).
@@ -66,13 +77,21 @@ void check(std::int64_t b, std::int64_t s, const ActivationOptions& o) {
 Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   check(b, s, o);
   const double t = o.tp, e = activation_element_bytes(o.precision), mask = m.dropout ? 1.0 : 0.0;
+  // Bytes per element of a tensor kept only as a GEMM's input for its weight gradient; and the extra 1-byte fp8 copy
+  // the output projection keeps of the attention output (which the attention kernel keeps in 16 bits as well).
+  const bool fp8_in = o.fp8_gemm_inputs && o.precision == Precision::FP8;
+  const double g_in = fp8_in ? 1.0 : e, o_copy = fp8_in ? 1.0 : 0.0;
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);  // local tokens of the micro-batch
   const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.d());
   const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
-  const double act = m.gated() ? 3 : 2;
+  // Per FFN column: the activation's input (gated: gate and up) in 16 bits, its output (FFN-out's GEMM input) g_in.
+  const double ffn_bytes = (m.gated() ? 2 : 1) * e + g_in;
   Split x{};
   const double hidden_tensors = m.parallel_attention ? 1.0 + m.norm_layers : m.norm_layers + 2.0;
-  x.hidden = m.parallel_attention ? sb * h * (hidden_tensors * e + 2 * mask) : sb * h * (m.norm_layers * e + 2 * e + 2 * mask);
+  // Parallel attention: the layer input (both branches' norm input) and the norm_layers norm outputs (GEMM inputs);
+  // sequential: the norm_layers norm inputs and the two norm outputs feeding QKV and FFN-in.
+  x.hidden = m.parallel_attention ? sb * h * (e + (hidden_tensors - 1) * g_in + 2 * mask)
+                                  : sb * h * (m.norm_layers * e + 2 * g_in + 2 * mask);
   // Per-token bytes of the TP-split tensors (multiplied by sb once at the end, the pre-issue-10 evaluation order).
   double per_token_tp = 0;
   if (k.attention == AttentionKind::MLA) {
@@ -80,20 +99,20 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
     const double v = static_cast<double>(m.v_head_dim);
     x.hidden += sb * (qr + kvr) * e;
-    per_token_tp = e * ((qr + kvr) + r + 2 * a_r * (n + r) + 2 * a_r * v);
+    per_token_tp = g_in * (qr + kvr) + e * (r + 2 * a_r * (n + r) + 2 * a_r * v) + o_copy * a_r * v;
   } else {
-    per_token_tp = e * a_r * d + 2 * e * kv_r * d + e * a_r * d;
+    per_token_tp = e * a_r * d + 2 * e * kv_r * d + e * a_r * d + o_copy * a_r * d;
     if (m.qk_norm != QkNorm::None) per_token_tp += e * (a_r + kv_r) * d;
   }
   if (k.ffn == FfnKind::MoE) {
     x.hidden += sb * 5.0 * m.experts;
-    per_token_tp += act * e * static_cast<double>(m.shared_experts * m.shared_ffn()) / t;
+    per_token_tp += ffn_bytes * static_cast<double>(m.shared_experts * m.shared_ffn()) / t;
     const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
     const double routed = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
     const double fe_r = static_cast<double>(m.expert_ffn_hidden) / split.etp;
-    x.routed = routed * (2 * e * h + act * e * fe_r + 4.0);
+    x.routed = routed * ((g_in + e) * h + ffn_bytes * fe_r + 4.0);
   } else {
-    per_token_tp += act * e * (static_cast<double>(m.ffn_hidden) / t);
+    per_token_tp += ffn_bytes * (static_cast<double>(m.ffn_hidden) / t);
   }
   x.tp = sb * per_token_tp;
   if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)

@@ -320,6 +320,9 @@ struct ActivationOptions {
   // The loss upcasts 16-bit logits to a separate fp32 tensor while the 16-bit ones stay alive (Megatron's
   // vocab-parallel cross entropy): 2 + 4 B per logit instead of Korthikanti's 4 (output_activation_bytes).
   bool loss_upcasts_logits = false;
+  // With --precision fp8, Transformer Engine's Linear / LayerNormLinear modules keep their GEMM input for the weight
+  // gradient as the fp8 cast (1 B per element), not the 16-bit tensor (activations.cpp). Set for the Megatron stack.
+  bool fp8_gemm_inputs = false;
 };
 // Bytes kept from a layer's forward until its backward.
 double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,

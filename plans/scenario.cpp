@@ -32,6 +32,14 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
     if (legacy) t.overlap_grad_reduce = t.overlap_param_gather = false;  // LocalDDP / DeepSpeed pipe: after backward
     t.overlap_auto = false;
   }
+  // --fp8-params acts on the Megatron stack only (Transformer Engine modules; memory.cpp), so a sweep over schemes
+  // whose default stack differs is not refused.
+  if (t.fp8_params && t.precision != Precision::FP8)
+    throw InputError("--fp8-params needs --precision fp8 (Transformer Engine fp8 weights), got --precision " +
+                     to_string(t.precision));
+  if (t.bf16_optimizer && t.precision != Precision::BF16 && t.precision != Precision::FP8)
+    throw InputError("--bf16-optimizer needs --precision bf16 or fp8 (the bf16 weights are the master copy), got "
+                     "--precision " + to_string(t.precision));
   if (t.log_interval <= 0) t.log_interval = t.stack == Stack::Megatron || legacy ? 100 : 10;  // Megatron-LM --log-interval;
                                                                                       // torchtitan metrics.log_freq
   if (t.tp_comm_overlap_auto) {
@@ -207,6 +215,16 @@ OptionTable<In> build_table() {
       "Megatron-Bridge performance recipes set it): 2 B less per parameter held and on the wire",
       [](In& x) { x.train.grad_reduce_in_fp32 = false; }, [](const In& x) { return !x.train.grad_reduce_in_fp32; },
       P | S));
+  t.push_back(flag<In>(
+      "fp8_params", "--fp8-params",
+      "with --precision fp8 (Megatron stack; no effect on others): Transformer Engine fp8 primary weights (NeMo fp8_params, Megatron "
+      "--fp8-param-gather): each layer weight held once in fp8 (+ its transpose on Hopper) instead of bf16 + an fp8 cache",
+      [](In& x) { x.train.fp8_params = true; }, [](const In& x) { return x.train.fp8_params; }, P | S));
+  t.push_back(flag<In>(
+      "bf16_optimizer", "--bf16-optimizer",
+      "Adam moments in bf16 with the bf16 weights as master copy (NeMo optim.dtype: bf16, Apex DistributedFusedAdam): 4 B "
+      "of optimizer state per parameter instead of 12 (bf16/fp8 precision)",
+      [](In& x) { x.train.bf16_optimizer = true; }, [](const In& x) { return x.train.bf16_optimizer; }, P | S));
   t.push_back(flag<In>(
       "no_overlap_param_gather", "--no-overlap-param-gather",
       "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward",

@@ -101,6 +101,10 @@ struct TrainingConfig {
   bool overlap_auto = false;          // true: both overlaps decided by the stack (off for MegatronLegacy)
   bool grad_reduce_in_fp32 = true;    // Megatron: fp32 main-grad buffer and reduction (Megatron-LM forces it for
                                       // bf16); false = --no-grad-reduce-in-fp32 (16-bit grads, NeMo perf recipes)
+  bool fp8_params = false;            // TE fp8 primary weights (NeMo fp8_params, Megatron --fp8-param-gather): layer
+                                      // weights held in fp8 (+ Hopper's transpose), no 16-bit copy nor fp8 cache
+  bool bf16_optimizer = false;        // Adam moments in bf16 and the bf16 weights as master (NeMo optim.dtype bf16,
+                                      // Apex DistributedFusedAdam store_params=False): 4 B of state per parameter
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
   bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolve_training), else tp_comm_overlap
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute

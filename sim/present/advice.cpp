@@ -64,7 +64,7 @@ double peak_with(const Scenario& sc, Change change) {
   Scenario s = sc;
   change(s);
   try {
-    return estimate_memory(s).peak_gib;
+    return estimate_memory(s).required_gib;
   } catch (const InputError&) {
     return std::nan("");
   }
@@ -151,13 +151,13 @@ Advice advise(const Scenario& sc, const StepReport& r) {
 
   // Memory: what each usual remedy frees (estimate_memory of the changed scenario against this one's).
   const MemoryReport& m = r.memory;
-  const double base = estimate_memory(sc).peak_gib;
+  const double base = estimate_memory(sc).required_gib;
   auto remedy = [&](const std::string& name, auto change) {
     const double after = peak_with(sc, change);
     if (!std::isfinite(after)) return;
     const double freed = base - after;
     if (freed < 0.05) return;
-    out.remedies.push_back({name, freed, m.peak_gib - freed <= m.capacity_gib});
+    out.remedies.push_back({name, freed, m.required_gib - freed <= m.capacity_gib});
   };
   if (!m.fits) {
     if (t.recompute == Recompute::None)
@@ -170,8 +170,8 @@ Advice advise(const Scenario& sc, const StepReport& r) {
     if (t.mbs > 1) remedy("--mbs 1", [](Scenario& s) { s.train.mbs = 1; });
     std::stable_sort(out.remedies.begin(), out.remedies.end(),
                      [](const MemoryRemedy& a, const MemoryRemedy& b) { return a.freed_gib > b.freed_gib; });
-    std::string line = "does not fit by " + fmt_fixed(m.peak_gib - m.capacity_gib, 1) + " GiB (" +
-                       fmt_fixed(m.peak_gib, 1) + " of " + fmt_fixed(m.capacity_gib, 1) + " GiB on stage " +
+    std::string line = "does not fit by " + fmt_fixed(m.required_gib - m.capacity_gib, 1) + " GiB (" +
+                       fmt_fixed(m.required_gib, 1) + " of " + fmt_fixed(m.capacity_gib, 1) + " GiB on stage " +
                        std::to_string(m.peak_stage) + ")";
     if (out.remedies.empty()) {
       line += ": more GPUs per replica (tp or pp)";
@@ -193,7 +193,7 @@ Advice advise(const Scenario& sc, const StepReport& r) {
     if (!std::isfinite(peak)) continue;
     // estimate_memory and the simulation agree to within their model; compare the estimate's change, anchored at
     // this plan's simulated peak, with the capacity.
-    if (m.peak_gib + (peak - base) <= m.capacity_gib) out.max_mbs = mbs;
+    if (m.required_gib + (peak - base) <= m.capacity_gib) out.max_mbs = mbs;
     else if (mbs > t.mbs) break;  // memory grows with mbs: larger ones do not fit either
   }
   if (m.fits && out.max_mbs > t.mbs)
@@ -281,7 +281,7 @@ std::string versus_best(const std::vector<Compared>& plans, std::size_t i, std::
     ++shown;
   }
   if (shown == 0) s += "the same breakdown";
-  if (!a.report.memory.fits) s += "; does not fit (" + fmt_fixed(a.report.memory.peak_gib, 1) + " GiB)";
+  if (!a.report.memory.fits) s += "; does not fit (" + fmt_fixed(a.report.memory.required_gib, 1) + " GiB)";
   return s;
 }
 

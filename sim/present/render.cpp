@@ -44,6 +44,7 @@ const FieldTable<MemoryReport>& memory_fields() {
     };
     gib("peak_gib", &MemoryReport::peak_gib);
     gib("allocated_peak_gib", &MemoryReport::allocated_peak_gib);
+    gib("required_gib", &MemoryReport::required_gib);
     gib("capacity_gib", &MemoryReport::capacity_gib);
     f.push_back({"fits", "", FieldType::Bool, false, [](const MemoryReport& r) { return ojson(r.fits); }, nullptr});
     gib("weights_gib", &MemoryReport::weights_gib);
@@ -215,9 +216,9 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     << "  grads " << gib(m.grads_gib) << "  optimizer "
     << gib(m.optimizer_gib) << "  activations " << gib(m.activations_gib) << "  buffers " << gib(m.buffers_gib)
     << "\n";
-  o << "    allocated peak " << gib(m.allocated_peak_gib) << "  + context/NCCL/fragmentation "
-    << gib(m.overhead_gib) << "  = " << gib(m.peak_gib) << " of " << gib(m.capacity_gib) << "  → "
-    << (m.fits ? "fits" : "DOES NOT FIT") << "\n";
+  o << "    allocated peak " << gib(m.allocated_peak_gib) << "  + context/NCCL/allocator cache "
+    << gib(m.overhead_gib) << "  = " << gib(m.peak_gib) << "; needs " << gib(m.required_gib) << " (no cache) of "
+    << gib(m.capacity_gib) << "  → " << (m.fits ? "fits" : "DOES NOT FIT") << "\n";
   if (r.stages.size() > 1) {
     o << "\n  stage   compute      exposed comm  idle         peak\n";
     for (std::size_t s = 0; s < r.stages.size(); ++s) {

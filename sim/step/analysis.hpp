@@ -30,7 +30,10 @@ struct WeightGradRetained {
 WeightGradRetained weight_grad_retained_bytes(const Scenario& sc, LayerKind kind);
 WeightGradRetained weight_grad_retained_bytes(const Scenario& sc);  // representative layer kind
 StaticMemory static_memory(const Scenario& sc, const StepCosts& costs, int stage);
-double overhead_bytes(const Scenario& sc, double allocated_bytes);  // CUDA context, NCCL, allocator fragmentation
+// CUDA context + NCCL buffers: held outside the allocator whatever the run allocates (memory.cpp).
+double runtime_reserve_bytes(const Scenario& sc);
+// Everything a process holds beyond its live tensors in steady state: runtime_reserve_bytes + the allocator's cache.
+double overhead_bytes(const Scenario& sc, double allocated_bytes);
 // Memory per stage from allocation events along the executed timeline; fills the report's memory section and the
 // per-stage peaks. `counter` (optional) receives (stage, time_ns, bytes) samples for the trace's counter track.
 struct MemorySample {

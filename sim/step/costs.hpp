@@ -28,7 +28,11 @@ struct PassCost {
   double ep_s = 0, ep_exposed_s = 0;  // expert-parallel all-to-all inside MoE layers (0 until they are simulated)
   double host_s = 0;                  // host issue time (s) of the pass on this rank
   double kernels = 0;                 // GPU operations the host issues for it
-  double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s; }
+  // GPU time lost to a device→host sync inside the pass (the MoE dispatchers' token counts, costs/host.cpp): the
+  // queue drains, the GPU idles through the sync and, where the host issues the rest of the layer slower than the
+  // GPU runs it, through that difference too (the host can no longer run ahead of the GPU across the sync).
+  double host_wait_s = 0;
+  double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s; }
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
   PassCost scaled(double k) const;
@@ -239,12 +243,18 @@ void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideabl
                  double other_pass_s = 0);
 // Embedding and LM head + loss.
 void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head);
+// The multi-token-prediction modules (DeepSeek-V3 §2.2, Megatron-Core --mtp-num-layers) on the last virtual stage:
+// per module the shifted-token embedding, eh_proj, one more transformer layer of the last layer's kind (`last_layer`,
+// host issue included) and the shared LM head + loss again (`head` before the call). Added to `head`.
+void add_mtp_costs(const CostContext& c, const PassCosts& embed, const PassCosts& last_layer, PassCosts& head);
 // One pipeline transfer (s) and its bytes.
 std::pair<double, double> p2p_cost(const CostContext& c);
 // The host (costs/host.cpp): the stack's model for this scenario; the issue cost and kernels of one layer's passes
 // (recompute included) and of the embedding and head; the per-step optimizer work of one stage.
 HostModel host_model(const Scenario& sc);
-void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer);
+// The layer's issue cost for its kind: an MoE layer issues the router, the dispatcher and a grouped GEMM per local
+// expert instead of the dense MLP, and waits on the dispatcher's device→host sync once per forward (host_wait_s).
+void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, LayerKind kind);
 void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, PassCosts& head);
 void add_step_host(const Scenario& sc, StepCosts& k);
 // Kernels one multi_tensor_apply launches over `tensors` tensors of `elements` elements in all (PyTorch's

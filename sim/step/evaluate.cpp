@@ -88,9 +88,9 @@ StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool 
 std::string does_not_fit_message(const Scenario& sc, const MemoryReport& m) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "DOES NOT FIT: stage %d needs %.2f GiB (%.2f GiB of live tensors + context, NCCL, allocator) but one "
-                "%s has %.2f GiB",
-                m.peak_stage, m.peak_gib, m.allocated_peak_gib, sc.hw.gpu.name.c_str(), m.capacity_gib);
+                "DOES NOT FIT: stage %d needs %.2f GiB (%.2f GiB of live tensors + CUDA context and NCCL buffers) but "
+                "one %s has %.2f GiB",
+                m.peak_stage, m.required_gib, m.allocated_peak_gib, sc.hw.gpu.name.c_str(), m.capacity_gib);
   return buf;
 }
 

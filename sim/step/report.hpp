@@ -12,10 +12,13 @@
 namespace parsim {
 
 struct MemoryReport {
-  double peak_gib = 0;            // device memory the most loaded GPU needs (allocator + CUDA context + NCCL buffers)
+  double peak_gib = 0;            // device memory the most loaded GPU holds in steady state: live tensors + CUDA context
+                                  // + NCCL buffers + the caching allocator's cache (what max_memory_reserved / nvidia-smi show)
   double allocated_peak_gib = 0;  // that GPU's peak of live tensors (torch.cuda.max_memory_allocated)
+  double required_gib = 0;        // what the run needs not to fail: live tensors + CUDA context + NCCL buffers (the
+                                  // allocator frees its unused cache before it reports out-of-memory; memory.cpp)
   double capacity_gib = 0;
-  bool fits = false;
+  bool fits = false;              // required_gib <= capacity_gib
   double weights_gib = 0, grads_gib = 0, optimizer_gib = 0, activations_gib = 0;  // at the peak, that GPU
   double buffers_gib = 0;         // gathered ZeRO-3/FSDP parameters, communication buckets, logits
   double fp8_cache_gib = 0;       // fp8 weight + transpose caches (Transformer Engine, --precision fp8)

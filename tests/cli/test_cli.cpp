@@ -35,7 +35,7 @@ TEST_CASE("JSON output carries the contract's keys") {
                         "exposed_comm_s", "exposed_comm_by_kind_s", "memory", "model"})
     CHECK(j.contains(k));
   for (const char* k : {"tp", "cp", "ep", "dp", "pp"}) CHECK(j["exposed_comm_by_kind_s"].contains(k));
-  for (const char* k : {"peak_gib", "allocated_peak_gib", "capacity_gib", "fits", "weights_gib", "grads_gib",
+  for (const char* k : {"peak_gib", "allocated_peak_gib", "required_gib", "capacity_gib", "fits", "weights_gib", "grads_gib",
                         "optimizer_gib", "activations_gib", "per_stage_peak_gib"})
     CHECK(j["memory"].contains(k));
   // Llama-2-7B: 6,738,415,616 parameters (domain-notes §1, recomputed from the HF config).

@@ -137,9 +137,10 @@ TEST_CASE("presets: every number carries its source") {
     const auto j = nlohmann::json::parse(hardware_to_json(hw));
     std::vector<std::string> paths;
     for (const char* sec : {"gpu", "node", "collectives"}) leaves(j.at(sec), sec, paths);
-    // 8 gpu (arch + 7 numbers) + 11 compute + 2 × 7 kernel-profile values + 4 node (gpus, cpu vendor, host cpu and its time factor) + 8 scale-up (+ 5 scale-out when the
-    // node has NICs) + 10 collectives, names excluded.
-    CHECK(paths.size() == 8 + 11 + 14 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
+    // 8 gpu (arch + 7 numbers) + 10 compute + 2 × 6 kernel-profile values (measured curves only: the sustained
+    // fraction and the causal factor are calibration.json's, not the preset's) + 4 node (gpus, cpu vendor, host cpu
+    // and its time factor) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded.
+    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);
@@ -226,9 +227,11 @@ TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
   CHECK(hw.gpu.peak_bf16 == doctest::Approx(900e12));
   CHECK(hw.gpu.hbm_capacity_bytes == doctest::Approx(80 * kGiB));  // GiB = 2^30 bytes
   CHECK(hw.gpu.compute.kernel_overhead_s == doctest::Approx(3e-6));
-  CHECK(hw.gpu.kernels.at("megatron").sustained_efficiency == 0.5);
-  CHECK(megatron_compute(hw).gpu.compute.sustained_efficiency == 0.5);
-  CHECK(hw.gpu.kernels.at("pytorch").sustained_efficiency == resolve_hardware("h100").gpu.kernels.at("pytorch").sustained_efficiency);
+  // A cluster's own in-training fraction overrides calibration.json's one value per stack, for that stack only.
+  CHECK(hw.gpu.kernels.at("megatron").sustained_override == 0.5);
+  CHECK(sustained_fraction(megatron_compute(hw)) == 0.5);
+  CHECK(hw.gpu.kernels.at("pytorch").sustained_override == 0);
+  CHECK(sustained_fraction(hw) == hw.calib.sustained_pytorch);
   CHECK(hw.node.intra().latency_s == doctest::Approx(2.5e-6));
   CHECK(hw.node.intra().bw_Bps_unidir == doctest::Approx(450e9));  // inherited from the preset's scale-up tier
   // 2 NICs × 200 Gb/s / 8 bits / 4 GPUs = 12.5 GB/s per GPU.
@@ -249,8 +252,69 @@ TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
                                                 R"({"gpu": {"kernels": {"pytorch": {"sustained_efficiency": 0.72}}},
                                                     "sources": {"gpu.kernels.pytorch.sustained_efficiency": "fit"}})",
                                                 "calibration.json");
-  CHECK(cal.gpu.compute.sustained_efficiency == 0.72);  // the active (pytorch) profile is refreshed
+  CHECK(sustained_fraction(cal) == 0.72);  // the active (pytorch) profile is refreshed
   CHECK(cal.sources.at("gpu.kernels.pytorch.sustained_efficiency") == "fit");
+}
+
+TEST_CASE("fitted constants: one value per stack in calibration.json, none per GPU in the presets") {
+  // Issue 9 item 3: a GPU is its datasheet plus measured kernel curves; the in-training fraction and the causal-kernel
+  // factor are calibration.json's, one value per stack (or one in all), shared by every GPU. No preset may carry its
+  // own: neither in its JSON text nor in the loaded hardware (an inherited "base" value would show there).
+  const FittedConstants& cal = default_fitted_constants();
+  for (const auto& name : hardware_preset_names()) {
+    CAPTURE(name);
+    const std::string text = hardware_preset_text(name);
+    CHECK(text.find("sustained_efficiency") == std::string::npos);
+    CHECK(text.find("attn_causal_efficiency") == std::string::npos);
+    CHECK(text.find("0.926") == std::string::npos);  // no calibrated fp8 fraction folded into a measured ceiling
+    const Hardware h = resolve_hardware(name);
+    for (const auto& kv : h.gpu.kernels) CHECK(kv.second.sustained_override == 0);
+    CHECK(h.gpu.compute.attn_causal_override == 0);
+    CHECK(sustained_fraction(hardware_for_stack(h, "megatron")) == cal.sustained_megatron);
+    CHECK(sustained_fraction(hardware_for_stack(h, "pytorch")) == cal.sustained_pytorch);
+    CHECK(attn_causal_fraction(h) == cal.attn_causal_efficiency);
+  }
+  // The values compiled in are calibration.json's (read back from the embedded text here, independently of
+  // calibration.cpp's parser).
+  const auto j = nlohmann::json::parse(calibration_json_text()).at("constants");
+  CHECK(cal.sustained_megatron == j.at("sustained_megatron").at("value").get<double>());
+  CHECK(cal.sustained_pytorch == j.at("sustained_pytorch").at("value").get<double>());
+  CHECK(cal.fp8_training_fraction == j.at("fp8_training_fraction").at("value").get<double>());
+  CHECK(cal.attn_causal_efficiency == j.at("attn_causal_efficiency").at("value").get<double>());
+  // A hardware file may still pin the causal factor for its own cluster; written back only when set (round trip).
+  const Hardware own = parse_hardware_json(R"({"base": "h100", "gpu": {"compute": {"attn_causal_efficiency": 0.7}}})",
+                                           "own.json");
+  CHECK(attn_causal_fraction(own) == 0.7);
+  CHECK(parse_hardware_json(hardware_to_json(own), "back.json").gpu.compute.attn_causal_override == 0.7);
+  CHECK(hardware_to_json(resolve_hardware("h100")).find("attn_causal_efficiency") == std::string::npos);
+}
+
+TEST_CASE("presets: the measured GEMM ceilings of hardware/data (MAMF / datasheet peak, bf16 and fp8)") {
+  // hardware/data/matmul_ceiling.csv and matmul_ceiling_fp8.csv (stas00/ml-engineering MAMF table): each preset's
+  // ceiling is its own GPU's measured best-shape TFLOP/s over the datasheet dense peak the preset states — not H100's
+  // scaled. bf16: A100 267.9/312, H100/H200 792.1/989.4, B200 1745/2250, B300 1769/2250, GB200 1822/2500,
+  // MI300X 781.9/1307.4 (ROCm 6.2 row), MI325X 784.9/1307.4, MI355X 1565/2516.6. fp8: H100 1402.6/1978.9,
+  // H200 1453.4/1978.9, B200 3432.5/4500, B300 3353.3/4500, GB200 3615.6/5000; the AMD GPUs have no fp8 row: their
+  // own bf16 ceiling × H100's measured fp8/bf16 efficiency ratio (1402.6/1978.9)/(794.5/989.4) = 0.88265 [U].
+  struct Row {
+    const char* gpu;
+    double bf16, bf16_peak, fp8, fp8_peak;  // measured TFLOP/s and the preset's peak (fp8 0: derived, see above)
+  };
+  const double r = (1402.6 / 1978.9) / (794.5 / 989.4);
+  for (const Row& c : {Row{"a100-80gb", 267.9, 312, 0, 0}, Row{"h100", 792.1, 989.4, 1402.6, 1978.9},
+                       Row{"h200", 792.1, 989.4, 1453.4, 1978.9}, Row{"b200", 1745, 2250, 3432.5, 4500},
+                       Row{"b300", 1769, 2250, 3353.3, 4500}, Row{"gb200", 1822, 2500, 3615.6, 5000},
+                       Row{"mi300x", 781.9, 1307.4, 0, 0}, Row{"mi325x", 784.9, 1307.4, 0, 0},
+                       Row{"mi355x", 1565, 2516.6, 0, 0}}) {
+    CAPTURE(c.gpu);
+    const Hardware h = resolve_hardware(c.gpu);
+    CHECK(h.gpu.peak_bf16 == doctest::Approx(c.bf16_peak * 1e12));
+    CHECK(h.gpu.compute.gemm_ceiling == doctest::Approx(c.bf16 / c.bf16_peak).epsilon(1e-4));
+    if (!h.gpu.has_fp8()) continue;
+    const double fp8 = c.fp8 > 0 ? c.fp8 / c.fp8_peak : r * c.bf16 / c.bf16_peak;
+    if (c.fp8 > 0) CHECK(h.gpu.peak_fp8 == doctest::Approx(c.fp8_peak * 1e12));
+    CHECK(h.gpu.compute.gemm_ceiling_fp8 == doctest::Approx(fp8).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("stack views: the kernel profile of the named stack, everything else shared") {
@@ -258,7 +322,9 @@ TEST_CASE("stack views: the kernel profile of the named stack, everything else s
   const Hardware py = hardware_for_stack(h, "pytorch"), mg = hardware_for_stack(h, "megatron");
   CHECK(py.gpu.compute.attn_fwd_efficiency == h.gpu.compute.attn_fwd_efficiency);  // presets load "pytorch"
   CHECK(mg.gpu.compute.attn_fwd_efficiency == h.gpu.kernels.at("megatron").attn_fwd_efficiency);
-  CHECK(mg.gpu.compute.sustained_efficiency == h.gpu.kernels.at("megatron").sustained_efficiency);
+  // The sustained fraction is the calibration's value of the named stack (one per stack, shared by every GPU).
+  CHECK(sustained_fraction(mg) == h.calib.sustained_megatron);
+  CHECK(sustained_fraction(py) == h.calib.sustained_pytorch);
   CHECK(mg.gpu.compute.fp8_cast_bytes_per_element == h.gpu.kernels.at("megatron").fp8_cast_bytes_per_element);
   CHECK(mg.gpu.compute.gemm_ceiling == h.gpu.compute.gemm_ceiling);
   CHECK(megatron_compute(h).gpu.compute.attn_bwd_seq_half == mg.gpu.compute.attn_bwd_seq_half);

@@ -121,3 +121,20 @@ TEST_CASE("working, embedding and output activation bytes") {
   CHECK(output_activation_bytes(g, 1, 2048, up) == doctest::Approx(8 * sbh / t + 4 * s * 51200 / t));
   CHECK_THROWS_AS(activation_bytes_per_layer(g, 1, 2048, opts(0, false, Recompute::None, false)), InputError);
 }
+
+TEST_CASE("fp8 with Transformer Engine keeps GEMM-only inputs in fp8") {
+  // Llama-2-7B as above (32.125·sbh in bf16). With TE fp8 the two norm outputs (QKV and FFN-in inputs) 2 + 2 → 1 + 1,
+  // the FFN-out input (SwiGLU output) 2·f/h → 1·f/h, while the SwiGLU input (gate, up) stays 16-bit (4·f/h), and the
+  // output projection keeps a 1-byte copy of the attention output (+1): 32.125 − 2 − 2.6875 + 1 = 28.4375·sbh.
+  const ModelSpec m = resolve_model("llama2-7b");
+  const double s = 4096, h = 4096, a = 32, sbh = s * h;
+  ActivationOptions o = opts(1, false, Recompute::None, true);
+  o.precision = Precision::FP8;
+  // Without TE (fp8_gemm_inputs false, e.g. the PyTorch stack) fp8 activations are counted as 16-bit.
+  CHECK(activation_bytes_per_layer(m, 1, 4096, o) == doctest::Approx(32.125 * sbh + 4 * a * s));
+  o.fp8_gemm_inputs = true;
+  CHECK(activation_bytes_per_layer(m, 1, 4096, o) == doctest::Approx(28.4375 * sbh + 4 * a * s));
+  // bf16 training is unchanged by the flag.
+  o.precision = Precision::BF16;
+  CHECK(activation_bytes_per_layer(m, 1, 4096, o) == doctest::Approx(32.125 * sbh + 4 * a * s));
+}

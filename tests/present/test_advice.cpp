@@ -59,12 +59,13 @@ TEST_CASE("advice for a plan that does not fit: the deficit and what each remedy
   const Compared c = run("llama7b", "dp8", 8);
   REQUIRE_FALSE(c.report.memory.fits);
   const Advice a = advise(c.scenario, c.report);
-  const double deficit = c.report.memory.peak_gib - c.report.memory.capacity_gib;
+  // The deficit is what the run needs (live tensors + context + NCCL: required_gib, the fit verdict) over the device.
+  const double deficit = c.report.memory.required_gib - c.report.memory.capacity_gib;
   REQUIRE_FALSE(a.notes.empty());
   CHECK(a.notes.front().rfind("does not fit by " + fmt_fixed(deficit, 1) + " GiB", 0) == 0);
   // ZeRO-1 shards the optimizer states over dp = 8: the simulated dp8zero1 holds 7/8 fewer of them (allocated
-  // memory), and the device peak falls by that plus the allocator overhead that scales with it. The remedy's saving
-  // (estimate_memory of the changed scenario) is the simulated difference of the two peaks.
+  // memory), and what the run requires falls by the same (context and NCCL do not change). The remedy's saving
+  // (estimate_memory of the changed scenario) is the simulated difference of the two requirements.
   const Compared z = run("llama7b", "dp8zero1", 8);
   CHECK(c.report.memory.allocated_peak_gib - z.report.memory.allocated_peak_gib ==
         doctest::Approx(c.report.memory.optimizer_gib * 7.0 / 8.0).epsilon(0.01));
@@ -72,7 +73,7 @@ TEST_CASE("advice for a plan that does not fit: the deficit and what each remedy
   for (const auto& r : a.remedies)
     if (r.change == "zero1") zero1 = &r;
   REQUIRE(zero1);
-  CHECK(zero1->freed_gib == doctest::Approx(c.report.memory.peak_gib - z.report.memory.peak_gib).epsilon(0.01));
+  CHECK(zero1->freed_gib == doctest::Approx(c.report.memory.required_gib - z.report.memory.required_gib).epsilon(0.01));
   CHECK(zero1->enough == z.report.memory.fits);
   CHECK(zero1->enough == (zero1->freed_gib >= deficit));
   // Remedies are listed largest saving first.
@@ -87,7 +88,8 @@ TEST_CASE("the largest micro-batch that fits: it fits, the next candidate does n
   auto peak = [&](std::int64_t mbs) {
     Scenario s = c.scenario;
     s.train.mbs = mbs;
-    return c.report.memory.peak_gib + estimate_memory(s).peak_gib - estimate_memory(c.scenario).peak_gib;
+    // What the run requires (the fit verdict's required_gib), anchored at the simulated plan as advice.cpp does.
+    return c.report.memory.required_gib + estimate_memory(s).required_gib - estimate_memory(c.scenario).required_gib;
   };
   CHECK(peak(a.max_mbs) <= c.report.memory.capacity_gib);
   if (a.max_mbs < 16) CHECK(peak(a.max_mbs * 2) > c.report.memory.capacity_gib);

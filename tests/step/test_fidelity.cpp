@@ -164,3 +164,40 @@ TEST_CASE("memory beyond Korthikanti: TE workspace, fp8 weight caches, 16-bit gr
   in.train.grad_reduce_in_fp32 = false;
   CHECK(evaluate(resolve_scenario(in)).memory.grads_gib == doctest::Approx(bf16.memory.grads_gib / 2));
 }
+
+TEST_CASE("fp8 primary weights, bf16 optimizer, and the fit verdict without the allocator's cache") {
+  // llama2-7b dp8 zero1 fp8 on H100. --fp8-params (TE fp8 weights): each layer weight is 1 B instead of 2 B and the
+  // separate cache shrinks to the Hopper transpose, 1 B instead of 2 B: −1 B of weights and −1 B of cache per layer
+  // parameter Ψ_L (32 layers × layer_params); the embedding and LM head stay 16-bit.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "dp8zero1";
+  in.train.seq = 4096;
+  in.train.gbs = 64;
+  in.train.precision = Precision::FP8;
+  const Scenario base_sc = resolve_scenario(in);
+  const StepReport base = evaluate(base_sc);
+  const double psi_layers = compute_step_costs(base_sc).layer_params * 32;
+  in.train.fp8_params = true;
+  const StepReport p8 = evaluate(resolve_scenario(in));
+  CHECK(p8.memory.weights_gib == doctest::Approx(base.memory.weights_gib - psi_layers / kGiB));
+  CHECK(p8.memory.fp8_cache_gib == doctest::Approx(psi_layers / kGiB));
+  // B200 runs non-TN fp8 GEMMs: no transpose, no cache at all.
+  in.gpu = "b200";
+  CHECK(evaluate(resolve_scenario(in)).memory.fp8_cache_gib == 0);
+  // --fp8-params without fp8 is an input error naming the flag.
+  in.gpu = "h100";
+  in.train.precision = Precision::BF16;
+  CHECK_THROWS_WITH_AS(resolve_scenario(in), doctest::Contains("--fp8-params"), InputError);
+  // --bf16-optimizer (Apex DistributedFusedAdam with dtype bf16): Adam's two moments in bf16 and no fp32 master,
+  // 4 B instead of 12 B per parameter before sharding → a third of the optimizer state.
+  in.train.fp8_params = false;
+  const StepReport b16 = evaluate(resolve_scenario(in));
+  in.train.bf16_optimizer = true;
+  CHECK(evaluate(resolve_scenario(in)).memory.optimizer_gib == doctest::Approx(b16.memory.optimizer_gib / 3));
+  // The verdict: required = live tensors + CUDA context 0.5 GiB + one NCCL communicator (dp) 0.25 GiB, without the
+  // caching allocator's 5 % (freed before an out-of-memory error); peak_gib keeps it.
+  CHECK(b16.memory.required_gib == doctest::Approx(b16.memory.allocated_peak_gib + 0.75));
+  CHECK(b16.memory.peak_gib == doctest::Approx(b16.memory.allocated_peak_gib * 1.05 + 0.75));
+  CHECK(b16.memory.fits == (b16.memory.required_gib <= b16.memory.capacity_gib));
+}

@@ -159,3 +159,86 @@ TEST_CASE("MoE: DeepSeek-V3 mixes dense and MoE layers (first_k_dense_replace 3)
   REQUIRE(r.stages.size() == 8);
   CHECK(r.stages[0].comm_by_kind_s[Axis::ep] < r.stages[3].comm_by_kind_s[Axis::ep]);
 }
+
+TEST_CASE("MoE host: every layer kind carries its issue cost; an MoE layer issues the router and dispatcher") {
+  // Mixtral 8x7B and Mistral 7B share the attention half (h 4096, 32 heads, 8 KV heads, RoPE, SwiGLU, no biases), so
+  // on the same plan (tp1, bf16, Megatron-Core + TE, H100) their layers' forward host costs differ only by the FFN
+  // half (sim/step/costs/host.cpp moe_inventory, alltoall dispatcher, ep8 → 1 local expert, no fp8):
+  //   MoE forward  = norm 8 + router linear 13.5 + 12 ops · 8                           = 117.5 µs
+  //                + preprocess 8 · 8 + permute/a2a/sort 4 · 8 + combine 3 · 8           = 120 µs   (+ 3 collectives)
+  //                + 2 GroupedLinear 2 · 36 + 2 GEMMs · 1 expert · kCublas 4 + 2 ops · 8 = 96 µs
+  //                + MoE-layer Python 50 + the token counts' sync 20                     = 70 µs    → 403.5 µs
+  //   dense MLP    = LayerNormLinear 40 + Linear 36                                      = 76 µs
+  //   difference   = (403.5 − 76) µs · factor + 3 collectives · 25 µs · factor          = 402.5 µs · factor.
+  const Scenario moe = mixtral("tp1pp1dp16ep8");
+  ScenarioInput din;
+  din.model = kModels + "mistral-7b-v0.1.config.json";
+  din.plan = "tp1pp1dp16";
+  din.train.seq = 4096;
+  din.train.mbs = 1;
+  din.train.gbs = 64;
+  const Scenario dense = resolve_scenario(din);
+  const StepCosts km = compute_step_costs(moe), kd = compute_step_costs(dense);
+  REQUIRE(km.host.factor == doctest::Approx(kd.host.factor));
+  const double diff = km.layer[PassKind::Forward].host_s - kd.layer[PassKind::Forward].host_s;
+  CHECK(diff == doctest::Approx(402.5e-6 * km.host.factor));
+  // The dense layer never waits on a sync; the MoE layer's forward waits once per layer: the sync round trip and the
+  // relaunch (20 + 8 µs at the reference host) plus what the host needs beyond the GPU's time for the forward.
+  CHECK(kd.layer[PassKind::Forward].host_wait_s == 0.0);
+  const PassCost& f = km.layer[PassKind::Forward];
+  const double gpu = f.duration_s() - f.host_wait_s;
+  CHECK(f.host_wait_s == doctest::Approx(km.host.sync_s + km.host.op_s + std::max(0.0, f.host_s - gpu)));
+  CHECK(f.host_wait_s >= doctest::Approx(28e-6 * km.host.factor));  // equality when the GPU covers the host
+  CHECK(km.layer[PassKind::Backward].host_wait_s == 0.0);  // the split sizes are kept: no sync backward
+
+  // A model of several layer kinds (DeepSeek-V3: 3 dense + 58 MoE layers) costs each kind's host issue; the dense
+  // kind has no sync, the MoE kind has one per forward.
+  ScenarioInput in;
+  in.model = kModels + "deepseek-v3.config.json";
+  in.plan = "tp1pp8dp32ep32etp1zero1";
+  in.gpu = "b200";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 256;
+  in.train.moe_imbalance = 1.0;
+  const StepCosts k = compute_step_costs(resolve_scenario(in));
+  REQUIRE(k.kinds.size() == 2);
+  for (const LayerKindCosts& kc : k.kinds) {
+    CHECK(kc.pass[PassKind::Forward].host_s > 0);
+    CHECK(kc.pass[PassKind::Backward].host_s > 0);
+  }
+  CHECK(k.kinds[0].pass[PassKind::Forward].host_wait_s == 0.0);
+  CHECK(k.kinds[1].pass[PassKind::Forward].host_wait_s > 0.0);
+  CHECK(k.kinds[1].pass[PassKind::Forward].host_s > k.kinds[0].pass[PassKind::Forward].host_s);
+}
+
+TEST_CASE("MoE: DeepSeek-V3's multi-token-prediction module runs on the last virtual stage") {
+  // deepseek_v3_parsim.json: mtp_layers 1. One module adds to the head's forward: the shifted-token embedding (the
+  // embedding's forward), eh_proj [T × 2h]·[2h × h] = GEMM m 4,096, n 7,168, k 14,336 (bf16: the output side stays in
+  // 16 bit under fp8 recipes), one layer of the last kind (MoE) and the LM head + loss again.
+  ScenarioInput in;
+  in.model = kModels + "deepseek_v3_parsim.json";
+  in.plan = "tp1pp8dp32ep32etp1zero1";
+  in.gpu = "b200";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 256;
+  in.train.precision = Precision::FP8;
+  in.train.moe_imbalance = 1.0;
+  Scenario with = resolve_scenario(in);
+  REQUIRE(with.model.mtp_layers == 1);
+  Scenario without = with;
+  without.model.mtp_layers = 0;
+  const StepCosts kw = compute_step_costs(with), k0 = compute_step_costs(without);
+  const Hardware hw = megatron_compute(with.hw);
+  const double eh = gemm_time_s(hw, 4096, 7168, 14336, Precision::BF16);
+  const PassCost& last = k0.kind_of(60).pass[PassKind::Forward];
+  REQUIRE(k0.kind_of(60).kind.ffn == FfnKind::MoE);
+  const double expect = k0.head[PassKind::Forward].duration_s() * 2 + k0.embed[PassKind::Forward].duration_s() +
+                        last.duration_s() + eh;
+  CHECK(kw.head[PassKind::Forward].duration_s() == doctest::Approx(expect));
+  CHECK(kw.head[PassKind::Forward].host_s > k0.head[PassKind::Forward].host_s);
+  // Nothing else moves: the layers and the embedding are the same.
+  CHECK(kw.layer[PassKind::Forward].duration_s() == doctest::Approx(k0.layer[PassKind::Forward].duration_s()));
+  CHECK(kw.embed[PassKind::Forward].duration_s() == doctest::Approx(k0.embed[PassKind::Forward].duration_s()));
+}

@@ -5,6 +5,7 @@
 //     FILTER   a source id (S04) or a row id (R0001), case-insensitive; several are OR-ed; none = every row
 //     --sort   rows by |error|, largest first (default: file order)
 //     --tsv    tab-separated rows with a header (for scripts), no per-source table
+//     --host-megatron X  use host factor X for the Megatron stack instead of calibration.json's (exploration)
 //     --data   another CSV with the same columns (default: tests/data/validation/published_runs_usable.csv)
 //     --cv     leave-one-source-out cross-validation of the fitted constants (hardware/calibration.json) over every
 //              measured file of tests/data/validation (cross_validation.hpp): per source, the in-sample error (constants
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 using namespace parsim;
@@ -38,17 +40,40 @@ int run_cv() {
     std::fprintf(stderr, "parsim_accuracy: error: %s\n", e.what());
     return 2;
   }
-  const std::vector<CvRow> rows = cv_rows(all);
+  std::vector<CvRow> rows = cv_rows(all);
+  mark_host_bound(rows);
   const CvResult cv = cross_validate(rows);
   std::printf("leave-one-source-out cross-validation of hardware/calibration.json (%zu rows)\n", rows.size());
-  std::printf("host_megatron fitted on all rows: %.3f (calibration.json: %.3f)\n\n", cv.all.host_megatron,
-              default_fitted_constants().host_megatron);
-  std::printf("%-6s %5s %10s %14s %20s\n", "source", "rows", "in-sample", "out-of-sample", "host_megatron w/o it");
-  for (const CvSource& s : cv.sources)
-    std::printf("%-6s %5d %9.1f%% %13.1f%% %20.3f\n", s.source.c_str(), s.rows, 100 * s.in_sample,
-                100 * s.out_of_sample, s.fitted_without);
-  std::printf("%-6s %5s %9.1f%% %13.1f%%   (mean over sources; worst out-of-sample: %s %.1f%%)\n", "mean", "",
+  const std::vector<CvConstant> consts = cv_constants();
+  std::printf("%-24s %12s %18s\n", "constant", "all rows", "calibration.json");
+  for (const CvConstant& c : consts)
+    std::printf("%-24s %12.3f %18.3f\n", c.name, cv.all.*c.field, default_fitted_constants().*c.field);
+  std::printf("host_megatron is fitted on the host-bound rows only (the prediction moves > %.0f %% between factors %.1f "
+              "and %.1f); a fit with none falls back to 1\n\n",
+              100 * kHostBoundShift, kHostProbeLo, kHostProbeHi);
+  std::printf("%-6s %5s %10s %10s %14s   refitted without the source:", "source", "rows", "host-bound", "in-sample",
+              "out-of-sample");
+  for (const CvConstant& c : consts) std::printf(" %s", c.name);
+  std::printf("\n");
+  for (const CvSource& s : cv.sources) {
+    std::printf("%-6s %5d %10d %9.1f%% %13.1f%%  ", s.source.c_str(), s.rows, s.host_bound_rows, 100 * s.in_sample,
+                100 * s.out_of_sample);
+    for (const CvConstant& c : consts) std::printf(" %.3f", s.fitted_without.*c.field);
+    std::printf("\n");
+  }
+  std::printf("%-6s %5s %10s %9.1f%% %13.1f%%   (mean over sources; worst out-of-sample: %s %.1f%%)\n", "mean", "", "",
               100 * cv.mean_in, 100 * cv.mean_out, cv.worst.c_str(), 100 * cv.max_out);
+  // S53 is the one host-bound source: leaving it out leaves the host factor unconstrained. Within it, the factor is
+  // fitted on one group of configurations and the other group predicted with it, both ways.
+  std::printf("\nthe host factor across configurations of the host-bound source S53 (fit on one group, predict the "
+              "other):\n");
+  std::printf("%-18s %-32s %5s %9s %9s %14s\n", "split", "group", "rows", "factor", "in-sample", "out-of-sample");
+  for (const CvSplit& s : host_bound_splits(rows)) {
+    std::printf("%-18s %-32s %5d %9.3f %8.1f%% %13.1f%%\n", s.name.c_str(), s.group_a.c_str(), s.rows_a, s.fit_a,
+                100 * s.in_a, 100 * s.out_a);
+    std::printf("%-18s %-32s %5d %9.3f %8.1f%% %13.1f%%\n", "", s.group_b.c_str(), s.rows_b, s.fit_b, 100 * s.in_b,
+                100 * s.out_b);
+  }
   return 0;
 }
 
@@ -70,7 +95,11 @@ int main(int argc, char** argv) {
     if (arg == "--cv") return run_cv();
     if (arg == "--sort") sort = true;
     else if (arg == "--tsv") tsv = true;
-    else if (arg == "--hw-dir") {
+    else if (arg == "--host-megatron") {
+      if (i + 1 >= argc) return usage("--host-megatron needs a factor");
+      host_megatron_override() = std::atof(argv[++i]);
+      if (!(host_megatron_override() > 0)) return usage("--host-megatron needs a positive factor");
+    } else if (arg == "--hw-dir") {
       if (i + 1 >= argc) return usage("--hw-dir needs a folder");
       hardware_override_dir() = argv[++i];
     } else if (arg == "--data") {

@@ -194,6 +194,12 @@ inline std::string& hardware_override_dir() {
   return dir;
 }
 
+// Calibration aid (parsim_accuracy --host-megatron X): a host factor that replaces calibration.json's (≤ 0 = none).
+inline double& host_megatron_override() {
+  static double v = 0;
+  return v;
+}
+
 inline Scenario make_run_scenario(const PublishedRun& run) {
   ScenarioInput a = scenario_args(run);
   if (!hardware_override_dir().empty()) {
@@ -204,7 +210,9 @@ inline Scenario make_run_scenario(const PublishedRun& run) {
   TempModelFile model(run.at("parsim_model_json"));
   a.model = model.path();
   try {
-    return resolve_scenario(a);
+    Scenario sc = resolve_scenario(a);
+    if (host_megatron_override() > 0) sc.hw.calib.host_megatron = host_megatron_override();
+    return sc;
   } catch (const InputError& e) {
     throw InputError(run.row_id() + ": " + e.what());
   }

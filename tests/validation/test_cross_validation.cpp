@@ -1,15 +1,28 @@
 // Cross-validation (ctest label `validation`): the fitted constants of hardware/calibration.json refitted leaving one
 // source of tests/data/validation out at a time (cross_validation.hpp), each source predicted out of sample.
 //
+// Constants refitted (hardware/calibration.json, one value per stack or one in all, shared by every GPU): the in-training
+// sustained fraction of each stack, fp8's in-training fraction, the causal-attention factor and the Megatron host factor.
+//
 // Bounds asserted — what the model reaches today, NOT the issue-9 target (out-of-sample mean ≤ 8 %, no source
-// > 15 %), which is not reached: the sources parsim misses (S49/S50 MI300X +33–43 %, S52/S30 small Megatron-DeepSpeed
-// runs ≈ 30 %, S53 Megatron-LM CI 19 % in sample) are off for reasons no refit of the wired constant repairs
-// (per-GPU sustained fractions still in the presets, unfused-attention and legacy-stack kernels, MI300X curves).
-// Measured on this commit (parsim_accuracy --cv): mean over 24 sources 13.9 % in sample, 14.3 % out of sample; S53
-// 19.0 % → 28.3 % out of sample; worst source S50 43.1 %.
-//   - mean over sources of the out-of-sample error ≤ 15 %;
-//   - no source's out-of-sample error above 45 %;
-//   - the host factor generalises: leaving out a source moves no source's error by more than 10 points.
+// > 15 %), which is not reached: the sources parsim misses (S53 Megatron-LM CI 18 % in sample, S30/S52 small
+// Megatron-DeepSpeed / nanoGPT runs ≈ 28 %, S50 MI325X FSDP2 ≈ 22 %) are off for reasons no refit of a shared constant
+// repairs (host-bound tiny models, legacy kernels, MI300-class GEMM/attention curves without a measured fp8 ceiling).
+// The host factor is fitted only on the rows that identify it (cross_validation.hpp: the prediction moves > 10 %
+// between factors 1 and 3). Those are 70 of S53's 73 rows and no other source's, so leaving S53 out leaves the factor
+// unidentified: it falls back to 1 (the unfitted micro-benchmark costs) and S53 is predicted at 59 % — a second
+// host-bound source is what the data lacks. Within S53 the factor is cross-validated across configurations instead
+// (host_bound_splits: fit on one group, predict the other).
+// Measured on this commit (parsim_accuracy --cv): mean over 24 sources 12.6 % in sample, 15.0 % out of sample; S53
+// 18.0 % in / 59.0 % out; splits tp1 ↔ tp2-4 17.1 % / 19.4 %, pp1 ↔ pp2-4 18.5 % / 19.8 %, DGX H100 ↔ A100 + GB200
+// 20.8 % / 26.3 % out of sample. Asserted:
+//   - mean over sources of the out-of-sample error ≤ 16 %;
+//   - every source but S53: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
+//     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
+//     and S04 each set most of their stack's sustained fraction — without them Megatron 0.735, PyTorch 0.64 — and
+//     move most, 8 and 6 points);
+//   - within S53: each group predicted with the factor fitted on the other group ≤ 30 % and ≤ 12 points above the
+//     group's own fit.
 #include "cross_validation.hpp"
 
 #include <doctest/doctest.h>
@@ -23,22 +36,41 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   std::vector<PublishedRun> all;
   for (const std::string& f : cv_data_files())
     for (auto& r : load_published_runs(f)) all.push_back(std::move(r));
-  const std::vector<CvRow> rows = cv_rows(all);
+  std::vector<CvRow> rows = cv_rows(all);
+  mark_host_bound(rows);
   const CvResult cv = cross_validate(rows);
   std::printf("source  rows  in-sample  out-of-sample\n");
   for (const CvSource& s : cv.sources)
     std::printf("%-6s %5d %9.1f%% %13.1f%%\n", s.source.c_str(), s.rows, 100 * s.in_sample, 100 * s.out_of_sample);
   std::printf("mean         %9.1f%% %13.1f%%\n", 100 * cv.mean_in, 100 * cv.mean_out);
   CHECK(cv.sources.size() >= 20);
-  CHECK(cv.mean_out <= 0.15);
-  CHECK(cv.max_out <= 0.45);
+  CHECK(cv.mean_out <= 0.16);
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
-    // 12 points: S53 (Megatron-LM CI, the only host-bound Megatron source) alone sets host_megatron, so leaving it out
-    // falls back to the unfitted factor — 19.1 % in sample against 29.9 % out of sample after the fidelity merge
-    // (SP default, memory terms): the host factor is not yet confirmed by a second source.
+    if (s.source == "S53") {
+      CHECK(s.host_bound_rows >= 60);
+      continue;
+    }
+    CHECK(s.host_bound_rows == 0);
+    CHECK(s.out_of_sample <= 0.35);
     CHECK(s.out_of_sample - s.in_sample <= 0.12);
   }
-  // The constant fitted on every row is the one calibration.json holds (to its 3 digits).
-  CHECK(cv.all.host_megatron == doctest::Approx(default_fitted_constants().host_megatron).epsilon(0.01));
+  const std::vector<CvSplit> splits = host_bound_splits(rows);
+  CHECK(splits.size() == 3);
+  for (const CvSplit& sp : splits) {
+    CAPTURE(sp.name);
+    std::printf("%-18s %-32s %5d rows: factor %.3f, %.1f%% in sample, %.1f%% with the other group's factor\n",
+                sp.name.c_str(), sp.group_a.c_str(), sp.rows_a, sp.fit_a, 100 * sp.in_a, 100 * sp.out_a);
+    std::printf("%-18s %-32s %5d rows: factor %.3f, %.1f%% in sample, %.1f%% with the other group's factor\n", "",
+                sp.group_b.c_str(), sp.rows_b, sp.fit_b, 100 * sp.in_b, 100 * sp.out_b);
+    CHECK(sp.out_a <= 0.30);
+    CHECK(sp.out_b <= 0.30);
+    CHECK(sp.out_a - sp.in_a <= 0.12);
+    CHECK(sp.out_b - sp.in_b <= 0.12);
+  }
+  // The constants fitted on every row are the ones calibration.json holds (to the search grid, 0.005).
+  for (const CvConstant& c : cv_constants()) {
+    CAPTURE(c.name);
+    CHECK(std::fabs(cv.all.*c.field - default_fitted_constants().*c.field) <= kGridStep + 1e-9);
+  }
 }

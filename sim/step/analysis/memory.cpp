@@ -94,6 +94,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
+  o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
   return o;
 }
 
@@ -159,6 +160,11 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
     m.grads += be.grads * psi.expert;
     m.optimizer += be.optimizer * psi.expert;
   }
+  // --bf16-optimizer: Adam's moments in bf16 and no fp32 master copy — the bf16 model weights are the master
+  // (NeMo optim.dtype: bf16 with Apex DistributedFusedAdam: optimizer dtype = model dtype → store_params False,
+  // NeMo megatron_base_model.py setup_optimization; apex contrib distributed_fused_adam: exp_avg / exp_avg_sq in the
+  // optimizer dtype): 2 + 2 B per parameter instead of 4 + 4 + 4, sharded as before.
+  if (sc.train.bf16_optimizer) m.optimizer *= 4.0 / 12.0;
   // --no-grad-reduce-in-fp32: Megatron's gradient buffer holds the 16-bit grads (param_and_grad_buffer.py: grad_dtype
   // = param dtype unless grad_reduce_in_fp32), half of the fp32 main grads.
   if (!sc.train.grad_reduce_in_fp32 && sc.train.precision != Precision::FP32 &&
@@ -184,7 +190,17 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
         if (e.head) layer_psi -= k.head_params;
       }
       const bool tn_only = sc.hw.gpu.arch == GpuArch::Hopper;
-      m.fp8_cache = layer_psi * (tn_only ? 2.0 : 1.0);
+      if (sc.train.fp8_params) {
+        // --fp8-params: the layer weights themselves are fp8 tensors (TE fp8_model_init, which NeMo's fp8_params and
+        // Megatron's --fp8-param-gather use): 1 B per parameter instead of the 16-bit 2 B, and no separate fp8
+        // cache — only the transpose that TN-only GEMMs need (Hopper), 1 B. The fp32 master copy stays in the
+        // optimizer state (Megatron's distributed optimizer keeps fp32 main params; Apex DistributedFusedAdam
+        // switches to store_params when fp8_params is set: NeMo megatron_base_model.py setup_optimization).
+        m.weights -= (b.weights - 1.0) * layer_psi;
+        m.fp8_cache = layer_psi * (tn_only ? 1.0 : 0.0);
+      } else {
+        m.fp8_cache = layer_psi * (tn_only ? 2.0 : 1.0);
+      }
     }
     // TE allocates one cuBLAS workspace as a torch tensor (so it counts in torch.cuda.max_memory_allocated):
     // 32 MiB on compute capability ≥ 9 (Hopper, Blackwell), 4 MiB before (TE pytorch/module/base.py
@@ -199,11 +215,17 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
 //  - CUDA context and kernels: ~0.5 GiB per GPU with CUDA 12 lazy loading (PyTorch "CUDA semantics" notes that the
 //    context takes a few hundred MiB, varying with driver and libraries);
 //  - NCCL: NCCL_BUFFSIZE = 4 MiB per channel, per peer and protocol → ~0.25 GiB per communicator in use;
-//  - the caching allocator reserves more than is allocated: +5 %. The shared Kineto traces show reserved/allocated of
+// together runtime_reserve_bytes: memory the caching allocator cannot use, so the fit verdict counts it.
+//  - the caching allocator reserves more than is allocated: +5 % in steady state (overhead_bytes, part of peak_gib,
+//    the figure max_memory_reserved / nvidia-smi show). The shared Kineto traces show reserved/allocated of
 //    1.26 (Qwen-0.5B, H100) to 1.93 (DDP, V100) for small, fragmented workloads; LLM steps allocate a few large,
 //    repeating blocks and sit far lower — published run R0208 (MPT-1B, FSDP, A100-40GB) trained with 35.4 GiB of live
-//    tensors predicted on a 39.4 GiB device, which bounds context + NCCL + fragmentation to ≈ 4 GiB there.
-double overhead_bytes(const Scenario& sc, double allocated_bytes) {
+//    tensors predicted on a 39.4 GiB device, which bounds context + NCCL + fragmentation to ≈ 4 GiB there. This cache
+//    is not needed for the run to go on: when cudaMalloc fails, PyTorch's caching allocator first frees a cached
+//    block that is not split, then all cached blocks that are not split, and retries before it raises out-of-memory
+//    (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, header comment and AllocImpl::malloc). So the verdict
+//    (MemoryReport::fits, required_gib) is live tensors + context + NCCL against the device; peak_gib keeps the cache.
+double runtime_reserve_bytes(const Scenario& sc) {
   int comms = 0;
   for (Axis a : kAxes) comms += sc.plan.degree(a) > 1 ? 1 : 0;  // one communicator per axis in use
   if (sc.model.is_moe()) {
@@ -215,7 +237,11 @@ double overhead_bytes(const Scenario& sc, double allocated_bytes) {
     comms += p.expert_tp() > 1 ? 1 : 0;
     comms += p.ep > 1 && p.expert_tp() > 1 ? 1 : 0;
   }
-  return 0.5 * kGiB + 0.25 * kGiB * comms + 0.05 * allocated_bytes;
+  return 0.5 * kGiB + 0.25 * kGiB * comms;
+}
+
+double overhead_bytes(const Scenario& sc, double allocated_bytes) {
+  return runtime_reserve_bytes(sc) + 0.05 * allocated_bytes;
 }
 
 namespace {
@@ -226,11 +252,14 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
   m.per_stage_peak_gib.assign(dyn_peak.size(), 0);
   m.capacity_gib = sc.hw.gpu.hbm_capacity_bytes / kGiB;
   double best = -1;
+  const double reserve = runtime_reserve_bytes(sc);
+  double most_alloc = 0;
   for (std::size_t s = 0; s < dyn_peak.size(); ++s) {
     const StaticMemory st = static_memory(sc, k, static_cast<int>(s));
     const double alloc = st.total() + dyn_peak[s];
     const double device = alloc + overhead_bytes(sc, alloc);
     m.per_stage_peak_gib[s] = device / kGiB;
+    most_alloc = std::max(most_alloc, alloc);
     if (stages && s < stages->size()) {
       (*stages)[s].peak_gib = device / kGiB;
       (*stages)[s].allocated_peak_gib = alloc / kGiB;
@@ -250,7 +279,10 @@ void finish_report(const Scenario& sc, const StepCosts& k, const std::vector<dou
       m.overhead_gib = (device - alloc) / kGiB;
     }
   }
-  m.fits = m.peak_gib <= m.capacity_gib;
+  // The verdict: the stage with the most live tensors (the same stage as peak_gib's, which grows with them) against the
+  // device, with the runtime's reserve but without the allocator's releasable cache (see runtime_reserve_bytes).
+  m.required_gib = (most_alloc + reserve) / kGiB;
+  m.fits = m.required_gib <= m.capacity_gib;
 }
 
 }  // namespace

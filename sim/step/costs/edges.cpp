@@ -56,4 +56,36 @@ void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
   }
 }
 
+// Multi-token prediction (DeepSeek-V3 report §2.2; Megatron-Core transformer/multi_token_prediction.py, trained with
+// --mtp-num-layers, the Megatron-Bridge DeepSeek-V3 recipes' mtp_num_layers = 1): after the main model's last layer,
+// each MTP module embeds the input shifted by one more token (the shared embedding), normalises it and the hidden
+// state, projects their concatenation [T × 2h] back to h (eh_proj, a column-parallel linear: [T × 2h]·[2h × h/t]),
+// runs one transformer layer of the model's last layer kind and the shared output layer with its cross-entropy. All of
+// it runs on the last virtual stage, after the head (Megatron places the MTP block with the loss: the recipe's
+// pipeline layout 'tmL'). Per module, forward and backward: embedding + eh_proj GEMMs + layer + LM head and loss.
+void add_mtp_costs(const CostContext& c, const PassCosts& embed, const PassCosts& last_layer, PassCosts& head) {
+  const Scenario& sc = c.sc;
+  const int n = sc.model.mtp_layers;
+  if (n <= 0) return;
+  const TrainingConfig& tr = sc.train;
+  const Hardware& hw = c.hw;
+  const std::int64_t tokens = tr.mbs * (tr.seq / sc.plan.cp), h = sc.model.hidden;
+  const std::int64_t h_r = (h + sc.plan.tp - 1) / sc.plan.tp;
+  const Precision prec = tr.precision == Precision::FP8 ? Precision::BF16 : tr.precision;
+  const double eh_f = gemm_time_s(hw, tokens, h_r, 2 * h, prec);
+  const double eh_dgrad = gemm_time_s(hw, tokens, 2 * h, h_r, prec), eh_wgrad = gemm_time_s(hw, 2 * h, h_r, tokens, prec);
+  const PassCosts lm = head;
+  auto add = [&](PassCost& dst, const PassCost& e, const PassCost& layer, const PassCost& out, double gemms) {
+    PassCost one = e;
+    one += layer;
+    one += out;
+    one.compute_s += gemms;
+    dst += one.scaled(n);
+  };
+  add(head.fwd, embed.fwd, last_layer.fwd, lm.fwd, eh_f);
+  add(head.bwd, embed.bwd, last_layer.bwd, lm.bwd, eh_dgrad + eh_wgrad);
+  add(head.bwd_input, embed.bwd_input, last_layer.bwd_input, lm.bwd_input, eh_dgrad);
+  add(head.bwd_weight, embed.bwd_weight, last_layer.bwd_weight, lm.bwd_weight, eh_wgrad);
+}
+
 }  // namespace parsim

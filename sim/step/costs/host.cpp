@@ -48,6 +48,9 @@ constexpr double kSdpa = 77.0;         // aten::scaled_dot_product_attention (fl
 constexpr double kLayerGlue = 50.0;    // the transformer layer's Python: views/splits of QKV, module dispatch [E]
 constexpr double kParamPython = 3.0;   // Python per parameter tensor in the optimizer/grad-norm loops [E]
 constexpr double kTbScalar = 20.0;     // one TensorBoard add_scalar [E]
+constexpr double kCublas = 4.0;        // one cuBLAS(Lt) GEMM or TE kernel launched from C++ inside a module (no Python
+                                       // op of its own): cudaLaunchKernel 2–3 µs + the library's setup [E, P-class
+                                       // launch costs of docs/host-model.md §2]
 constexpr double kFsdpHook = 100.0;    // FSDP per-unit pre/post hook Python [P14: 0.1–1 ms per unit in FSDP2]
 
 HostStack host_stack(const TrainingConfig& t) {
@@ -160,12 +163,31 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
     L.dgrad += {13 * kOp, 13, 0};
     L.wgrad += {12 * kOp, 12, 0};
   }
-  // Deterministic mode (torch.use_deterministic_algorithms): a NaN fill per torch.empty allocation [P13; E: +5 fwd,
-  // +10 bwd per layer from TE's module code].
+  // Deterministic mode (torch.use_deterministic_algorithms(True)): one NaN-fill kernel per empty / empty_like /
+  // empty_strided allocation [P13] — the explicit allocations, not the structured ATen outputs. Counted per layer from
+  // where the stack allocates (docs/host-model.md §4.1a):
+  //  - Transformer Engine: every output its C++ extensions allocate with at::empty — LayerNormLinear ln_out, mu,
+  //    rsigma, GEMM out (4 × 2), Linear out (1 × 2), fused attention out, softmax stats, RNG state (3), and the
+  //    Inductor-generated jit_fuser kernels' empty_strided outputs: bias-dropout-add out + mask (2 × 2), bias-GeLU out
+  //    (1) — 18 forward; backward dgrad (4) and wgrad (4) outputs, LayerNorm dx/dgamma/dbeta/workspace (4 × 2),
+  //    attention dq/dk/dv/accumulator (4), the compiled backward outputs (3), bias gradients (up to 4, with biases).
+  //  - Megatron local / PyTorch eager: mostly structured ATen ops (not filled); the explicit empties are the global
+  //    memory buffer of the attention scores, the fused-softmax and fused-LayerNorm outputs and the matmul outputs of
+  //    the linear autograd functions [E: ≈ 5 forward, ≈ 10 backward].
+  // Each fill costs an eager op. The CI rows without --deterministic-mode (C0026, C0030, C0039, C0053, C0055, C0061,
+  // C0067, C0068) test this count: with the TE counts the factor fitted on the deterministic rows predicts them
+  // within the same error as the rest (docs/host-model.md §7.3).
   if (tr.deterministic) {
-    f += {5 * kOp, 5, 0};
-    L.dgrad += {6 * kOp, 6, 0};
-    L.wgrad += {4 * kOp, 4, 0};
+    if (st == HostStack::MegatronCoreTE) {
+      const double bias_grads = (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
+      f += {18 * kOp, 18, 0};
+      L.dgrad += {(4 + 8 + 4 + 3) * kOp, 19, 0};
+      L.wgrad += {(4 + bias_grads) * kOp, 4 + bias_grads, 0};
+    } else {
+      f += {5 * kOp, 5, 0};
+      L.dgrad += {6 * kOp, 6, 0};
+      L.wgrad += {4 * kOp, 4, 0};
+    }
   }
   // Collectives inside the layer, as layer_costs issues them: TP 2 all-reduces forward and 2 backward, or with SP 2
   // all-gathers + 2 reduce-scatters each way plus the backward re-gather of the 2 layer inputs for wgrad; the CP ring
@@ -264,14 +286,113 @@ HostModel host_model(const Scenario& sc) {
   return h;
 }
 
-void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer) {
+namespace {
+
+// The FFN half of an MoE layer as Megatron-Core issues it (megatron/core/transformer/moe/: moe_layer.py MoELayer,
+// router.py TopKRouter, token_dispatcher.py, experts.py TEGroupedMLP, moe_utils.py; read at core_r0.14), in place of
+// the dense MLP's FC1 (LayerNormLinear) and FC2 (Linear) of layer_inventory [D, counted from the code path]:
+//   pre-MLP norm (TENorm, the router and the experts both read it)                           1 op
+//   router: gating GEMM (a torch linear), scores + top-k (+ the routing map), the load-balancing auxiliary loss
+//     (per-expert token fractions and mean probabilities, their product and sum, the auto-scaler attach and the
+//     logging tracker's accumulation)                                                        1 linear + 12 ops
+//   dispatch preprocess (alltoall / allgather): tokens per expert (routing_map.sum), the per-rank input splits, the
+//     count exchange over the EP×ETP group (a collective), output splits and tokens per local expert, their copies
+//     to the CPU and the device→host SYNC the host needs for the all-to-all split sizes and the grouped GEMM's
+//     m_splits (_maybe_dtoh_and_synchronize)                                                 8 ops + 1 collective
+//   permute (fused with --moe-permute-fusion, else index/sort/gather), the token all-to-all, the sort of the received
+//     chunks by local expert                                                                 4 ops + 1 collective
+//   experts: probabilities on the input, fc1 and fc2 as TE GroupedLinear — one module call each, then per local
+//     expert a GEMM launched from C++ (general_grouped_gemm runs one cuBLAS GEMM per group) and, under fp8, a
+//     quantisation kernel per group (split_quantize) — and the gated activation         2 TE modules + 2 ops
+//                                                                      + (1 or 2)·E_local launches of kCublas per GEMM
+//   combine: the inverse chunk sort, the all-to-all back, unpermute with the probabilities  3 ops + 1 collective
+//   the MoE layer's own Python (dispatch / combine stages, shared-expert streams)            kLayerGlue
+// flex (DeepEP / HybridEP): the layout and permute run inside the library's dispatch kernels (no count exchange, no
+// separate permute or sort): 4 ops and 2 library calls priced as collectives; it still copies the received token
+// counts to the CPU (DeepEP's CPU waits for num_recv_tokens) — the same sync. With ETP > 1 the tokens are all-gathered
+// and reduce-scattered over the ETP group: 2 collectives more each way.
+// Backward: autograd runs each forward op's backward node (kBwdRatio × its host time, ≈ 2 kernels), the grouped
+// GEMMs' dgrad per expert; the weight gradients are the grouped wgrad GEMMs (one per expert and GEMM). The aux-loss
+// and count ops have no backward beyond their nodes; no sync (the split sizes are kept from the forward).
+struct MoeInventory {
+  Piece fwd, dgrad, wgrad;
+  Piece dense_mlp_fwd, dense_mlp_dgrad, dense_mlp_wgrad;  // what the dense layer's inventory counted for FC1/FC2
+};
+
+MoeInventory moe_inventory(const CostContext& c, HostStack st) {
+  const Scenario& sc = c.sc;
+  const TrainingConfig& tr = sc.train;
+  const ModelSpec& m = sc.model;
+  const bool fp8 = tr.precision == Precision::FP8;
+  const bool flex = tr.moe_dispatcher == MoeDispatcher::Flex;
+  const int ep = sc.plan.ep, etp = sc.plan.expert_tp();
+  const double local = std::max(1, m.experts / std::max(1, ep));
+  const double linear = st == HostStack::MegatronCoreTE ? kTeLinear : kTorchLinear;
+  const double ln_linear = st == HostStack::MegatronCoreTE ? kTeLnLinear : kTorchLinear + kOp;
+  MoeInventory I;
+  // The dense MLP counted by layer_inventory: FC1 with its norm (2 kernels) and FC2 (1), forward; their dgrad and
+  // wgrad GEMMs backward (2 + 2 kernels).
+  I.dense_mlp_fwd = {ln_linear + linear, 3, 0};
+  I.dense_mlp_dgrad = {kBwdRatio * (ln_linear + linear), 4, 0};
+  I.dense_mlp_wgrad = {kBwdRatio * (ln_linear + linear) / 2, 2, 0};
+  // A kernel launched from C++ per local expert and GEMM (and an fp8 quantisation): no Python op each.
+  const double per_gemm_groups = local * (fp8 ? 2.0 : 1.0);
+  Piece f{kOp + kTorchLinear + 12 * kOp, 14, 0};              // norm, router, scores, aux loss
+  if (flex) {
+    f += {4 * kOp, 4, 2};
+  } else {
+    f += {8 * kOp, 8, ep * etp > 1 ? 1.0 : 0.0};             // preprocess (+ count exchange)
+    f += {4 * kOp, 4, ep > 1 ? 1.0 : 0.0};                   // permute, all-to-all, chunk sort
+    f += {3 * kOp, 3, ep > 1 ? 1.0 : 0.0};                   // combine
+  }
+  if (etp > 1) f.colls += 2;
+  f += {2 * linear + 2 * per_gemm_groups * kCublas + 2 * kOp, 2 * per_gemm_groups + 2, 0};  // grouped MLP
+  f += {kLayerGlue, 0, 0};
+  f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
+  I.fwd = f;
+  // Backward: every forward op's node, the a2a/ETP collectives mirrored, the grouped dgrad GEMMs per expert.
+  I.dgrad = {kBwdRatio * (f.us - kSync - 2 * per_gemm_groups * kCublas) + 2 * per_gemm_groups * kCublas,
+             2 * (f.kernels - 2 * per_gemm_groups) + 2 * per_gemm_groups, f.colls - (flex || ep * etp <= 1 ? 0 : 1)};
+  I.wgrad = {kBwdRatio * linear + 2 * per_gemm_groups * kCublas, 2 * per_gemm_groups, 0};
+  return I;
+}
+
+Piece minus(Piece a, const Piece& b) {
+  a.us -= b.us, a.kernels -= b.kernels, a.colls -= b.colls;
+  return a;
+}
+
+}  // namespace
+
+void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, LayerKind kind) {
   const TrainingConfig& tr = c.sc.train;
-  const LayerInventory L = layer_inventory(c, host_stack(tr));
+  LayerInventory L = layer_inventory(c, host_stack(tr));
+  const bool moe = kind.ffn == FfnKind::MoE;
+  if (moe) {
+    const MoeInventory I = moe_inventory(c, host_stack(tr));
+    L.fwd = minus(L.fwd, I.dense_mlp_fwd);
+    L.fwd += I.fwd;
+    L.dgrad = minus(L.dgrad, I.dense_mlp_dgrad);
+    L.dgrad += I.dgrad;
+    L.wgrad = minus(L.wgrad, I.dense_mlp_wgrad);
+    L.wgrad += I.wgrad;
+  }
   Piece bwd = L.dgrad;
   bwd += L.wgrad;
   auto conv = [&](const Piece& p) { return h.cuda_graphs ? graphed(h, p) : to_pass(h, p); };
   const PassCost f = conv(L.fwd), b = conv(bwd), bi = conv(L.dgrad), bw = conv(L.wgrad);
+  // The MoE dispatcher's device→host sync (above): the host waits until the GPU has run everything issued before it,
+  // so it cannot issue this layer's forward while the GPU still runs earlier passes. Per MoE layer forward the GPU
+  // then idles through the sync and the launch of the next kernel, and, where the layer's forward takes the host
+  // longer to issue than the GPU to run (H > G), through the difference: with the sync the layer's forward lasts
+  // sync + max(H, G) [D: host and GPU each at a uniform pace between two syncs]. A whole-layer CUDA graph has no such
+  // sync (it needs the sync-free, padded path).
+  PassCost wait;
+  if (moe && !h.cuda_graphs) {
+    wait.host_wait_s = h.sync_s + h.op_s + std::max(0.0, f.host_s - layer.fwd.duration_s());
+  }
   add_host(layer.fwd, f);
+  layer.fwd.host_wait_s += wait.host_wait_s;
   add_host(layer.bwd, b);
   add_host(layer.bwd_input, bi);
   add_host(layer.bwd_weight, bw);
@@ -286,6 +407,10 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer) 
   }
   add_host(layer.bwd, rec);
   add_host(layer.bwd_input, rec);
+  if (tr.recompute == Recompute::Full) {
+    layer.bwd.host_wait_s += wait.host_wait_s;
+    layer.bwd_input.host_wait_s += wait.host_wait_s;
+  }
 }
 
 void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, PassCosts& head) {

@@ -19,6 +19,7 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   ep_exposed_s += o.ep_exposed_s;
   host_s += o.host_s;
   kernels += o.kernels;
+  host_wait_s += o.host_wait_s;
   return *this;
 }
 
@@ -33,6 +34,7 @@ PassCost PassCost::operator-(const PassCost& o) const {
   p.ep_exposed_s -= o.ep_exposed_s;
   p.host_s -= o.host_s;
   p.kernels -= o.kernels;
+  p.host_wait_s -= o.host_wait_s;
   return p;
 }
 
@@ -47,6 +49,7 @@ PassCost PassCost::scaled(double k) const {
   p.ep_exposed_s *= k;
   p.host_s *= k;
   p.kernels *= k;
+  p.host_wait_s *= k;
   return p;
 }
 

@@ -36,11 +36,13 @@ StepCosts compute_step_costs(const Scenario& sc) {
     int* row = out.kind_prefix.data() + j * static_cast<std::size_t>(L + 1);
     for (int i = 0; i < L; ++i) row[i + 1] = row[i] + (m.layer(i) == kind ? 1 : 0);
   }
-  out.layer = out.kinds.front().pass;
   edge_costs(c, out.embed, out.head);
   out.host = host_model(sc);
-  add_layer_host(c, out.host, out.layer);
+  // The host's issue cost per kind: every kind's passes carry their own (range_cost sums the kinds' passes).
+  for (LayerKindCosts& k : out.kinds) add_layer_host(c, out.host, k.pass, k.kind);
+  out.layer = out.kinds.front().pass;
   add_edge_host(c, out.host, out.embed, out.head);
+  add_mtp_costs(c, out.embed, out.kind_of(m.layers - 1).pass, out.head);
   std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
 
   // ---- parameters and data-parallel groups ----------------------------------------------------------------

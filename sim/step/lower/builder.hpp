@@ -135,7 +135,12 @@ private:
     return parsim::grad_wire_bytes(sc_.plan.sharding, sc_.train.precision, sc_.train.stack,
                                    sc_.train.grad_reduce_in_fp32);
   }
-  double param_wire_bytes() const { return parsim::param_wire_bytes(sc_.train.precision); }
+  // --fp8-params on the Megatron stack: the distributed optimizer / Megatron-FSDP all-gather the fp8 weights, 1 B per
+  // parameter (Megatron-Core --fp8-param-gather; the embedding and LM head, still 16-bit, are counted at 1 B too).
+  double param_wire_bytes() const {
+    if (sc_.train.fp8_params && sc_.train.precision == Precision::FP8 && sc_.train.stack == Stack::Megatron) return 1.0;
+    return parsim::param_wire_bytes(sc_.train.precision);
+  }
   // Passes whose weight gradients are complete at their end (the combined backward, or W), and passes that read the
   // parameters (forward, combined backward, B).
   static bool makes_weight_grads(PipeOp::Kind k) { return k == PipeOp::Backward || k == PipeOp::BackwardWeight; }

@@ -1,0 +1,102 @@
+// The host in the simulation (sim/step/costs/host.cpp, docs/host-model.md): derived-number tests of the issue costs of
+// one layer, and the two regimes the event engine must produce from them — a layer whose kernels are shorter than
+// their launches runs at the host's pace (the step is the launch chain), a layer whose kernels are long hides the host
+// (the host runs ahead and the factor does not matter).
+#include "helpers.hpp"
+#include "sim/step/costs.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace parsim;
+using namespace parsim::testing;
+
+namespace {
+
+// A tiny Llama-style model (RoPE, SwiGLU, RMSNorm, no biases, no dropout): h 256, 4 heads of 64, FFN 1024, 4 layers,
+// vocabulary 128. Its GEMMs at 512 tokens are 2·512·256·1024 ≈ 0.27 GFLOP at most — well under 5 µs on an H100,
+// shorter than any launch.
+Scenario tiny(int layers = 4) {
+  Scenario sc;
+  sc.model = uniform_model(layers);
+  sc.model.hidden = 256;
+  sc.model.heads = 4;
+  sc.model.kv_heads = 4;
+  sc.model.head_dim = 64;
+  sc.model.ffn_hidden = 1024;
+  sc.model.seq_len = 512;
+  sc.hw = resolve_hardware("h100");
+  sc.plan = parse_plan("tp1pp1dp1");
+  sc.train.seq = 512;
+  sc.train.mbs = 1;
+  sc.train.gbs = 1;
+  sc.train.stack = Stack::Megatron;
+  sc.train = resolve_training(sc.plan, sc.model, sc.train);
+  validate_plan(sc.plan, sc.model, sc.hw, sc.train);
+  return sc;
+}
+
+// The host time one micro-batch's step issues on the single stage (tp1 pp1 dp1: no collectives, no pipeline p2p):
+// the step's fixed work, get_batch, every pass of embedding, layers and head, the loss checks and the optimizer.
+double host_chain_s(const Scenario& sc) {
+  const StepCosts k = compute_step_costs(sc);
+  const HostModel& h = k.host;
+  const double L = sc.model.layers;
+  return h.step_begin_s + h.data_s + k.embed.fwd.host_s + L * k.layer.fwd.host_s + k.head.fwd.host_s +
+         h.loss_syncs * h.sync_s + k.head.bwd.host_s + L * k.layer.bwd.host_s + k.embed.bwd.host_s + h.grad_check_s +
+         h.pre_step_s + k.stage_host_optimizer_s[0] + h.post_step_s;
+}
+
+}  // namespace
+
+TEST_CASE("host: the issue cost of a Megatron-Core + TE layer is its kernel inventory × the unit costs") {
+  // Forward of one layer (host.cpp, docs/host-model.md §4.1): two TE LayerNormLinear (QKV, FC1) at 40 µs, two TE
+  // Linear (proj, FC2) at 36 µs, three compiled fusions (bias-dropout-add ×2, bias-SwiGLU) at 39 µs, fused RoPE 2 ops
+  // at 8 µs, the layer's Python 50 µs and TE flash attention 60 µs:
+  //   2·40 + 2·36 + 3·39 + 2·8 + 50 + 60 = 80 + 72 + 117 + 16 + 50 + 60 = 395 µs on the reference host,
+  // for 6 + 3 + 2 + 1 = 12 kernels (no dropout: no RNG-seed kernels; tp1: no collectives). Real host time = 395 µs ×
+  // the stack's calibrated factor × the H100 node's host_time_factor (1.0: the DGX H100 Xeon 8480C is the reference).
+  const Scenario sc = tiny();
+  const StepCosts k = compute_step_costs(sc);
+  const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
+  CHECK(sc.hw.node.host_time_factor == 1.0);
+  CHECK(k.host.factor == doctest::Approx(f));
+  CHECK(k.layer.fwd.host_s == doctest::Approx(395e-6 * f));
+  CHECK(k.layer.fwd.kernels == doctest::Approx(12));
+  // Deterministic mode adds one NaN-fill per explicit TE allocation (host.cpp): 18 forward → 18 · 8 = 144 µs more.
+  Scenario det = sc;
+  det.train.deterministic = true;
+  CHECK(compute_step_costs(det).layer.fwd.host_s == doctest::Approx((395e-6 + 144e-6) * f));
+  CHECK(compute_step_costs(det).layer.fwd.kernels == doctest::Approx(12 + 18));
+}
+
+TEST_CASE("host: a layer whose kernels are shorter than their launches is launch-bound through the engine") {
+  // The tiny model's GPU work per pass is a few µs per kernel against ≈ 30 µs × f of issue per kernel (395 µs / 12
+  // kernels forward): the GPU waits for every launch, so the step is the host's chain of issue — Σ of the host costs
+  // of every pass and per-step item (host_chain_s) — plus the GPU tail after each drain (the last kernel before a
+  // sync: a few µs). Doubling the host factor therefore adds that chain once more: Δstep = chain(f) within the tails.
+  const Scenario sc = tiny();
+  const double chain = host_chain_s(sc);
+  const double step = evaluate(sc).step_time_s;
+  CHECK(step >= chain);
+  CHECK(step <= 1.05 * chain);
+  Scenario slow = sc;
+  slow.hw.calib.host_megatron *= 2;
+  const double step2 = evaluate(slow).step_time_s;
+  CHECK(step2 - step == doctest::Approx(chain).epsilon(0.05));
+  // A twice faster GPU changes nothing a launch-bound step does (within the same few-µs tails).
+  Scenario fast_gpu = sc;
+  fast_gpu.hw.gpu.peak_bf16 *= 2;
+  CHECK(evaluate(fast_gpu).step_time_s == doctest::Approx(step).epsilon(0.02));
+}
+
+TEST_CASE("host: long kernels hide the host — the factor does not move a GPU-bound step") {
+  // llama2-7b at tp1, seq 4096, mbs 1 on an H100: one layer's forward is 24·4096·4096² + 4·4096²·4096 ≈ 1.9 TFLOP
+  // (+ the SwiGLU FFN) ≈ 3 ms of GPU at ~600 TFLOP/s, against ≈ 0.4 ms × f of issue: the host runs ahead (its queue
+  // never drains inside a pass), so doubling the host factor moves the step by well under 1 %.
+  const Scenario sc = scenario("llama2-7b", "tp1pp1dp8", "h100", 64, 1, 4096);
+  Scenario slow = sc;
+  slow.hw.calib.host_megatron *= 2;
+  const double a = evaluate(sc).step_time_s, b = evaluate(slow).step_time_s;
+  CHECK(b >= a);
+  CHECK(b <= 1.01 * a);
+}
