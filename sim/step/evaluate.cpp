@@ -17,6 +17,7 @@ struct Evaluator::State {
   std::vector<MemorySample> samples;
   lowering::Scratch lowering;
   Scenario shortened;  // the steady-state runs' scenario (assigned, not constructed: keeps its allocations)
+  const Hardware* megatron_hw = nullptr;  // share_megatron_hardware()
 };
 
 Evaluator::Evaluator() : st_(std::make_unique<State>()) {}
@@ -40,9 +41,11 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return r
 
 MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
   if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
-  st_->costs = compute_step_costs(sc);
+  st_->costs = compute_step_costs(sc, st_->megatron_hw);
   return estimate_memory_from_costs(sc, st_->costs);
 }
+
+void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) { st_->megatron_hw = megatron_hw; }
 
 StepReport Evaluator::run_with_kept_costs(const Scenario& sc, const EvalOptions& opt) {
   return run_impl(sc, opt, true);
@@ -76,7 +79,7 @@ StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool 
 
 StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   StepReport rep;
-  if (!kept_costs) st_->costs = compute_step_costs(sc);
+  if (!kept_costs) st_->costs = compute_step_costs(sc, st_->megatron_hw);
   lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
   st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
   compute_metrics(sc, st_->costs, st_->ex, rep);

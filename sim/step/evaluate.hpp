@@ -38,6 +38,10 @@ public:
   // run_with_kept_costs(sc) then simulates that same `sc` on them — as run(sc) would, bit for bit.
   MemoryReport estimate_memory(const Scenario& sc);
   StepReport run_with_kept_costs(const Scenario& sc, const EvalOptions& opt = {});
+  // For callers that evaluate many plans on one hardware (the sweep): `megatron_hw` = megatron_compute(sc.hw) of
+  // every scenario given from now on, so that the costs do not copy the hardware per plan (null: derived per plan).
+  // The pointee must outlive the calls.
+  void share_megatron_hardware(const Hardware* megatron_hw);
   // After run(): the executed step, its costs and the memory counter samples (for the trace).
   const ExecutedStep& executed() const;
   const StepCosts& costs() const;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <ctime>
 #include <sstream>
 #include <stdexcept>
@@ -264,8 +265,13 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
     Evaluator ev;
   };
   tbb::enumerable_thread_specific<Worker> workers([&base] { return Worker(base); });
+  // The Megatron-Core kernels of the hardware, derived once for every plan (a hardware without that profile leaves
+  // each Megatron plan to report the error itself).
+  std::optional<Hardware> megatron_hw;
+  if (base.hw.gpu.kernels.count("megatron")) megatron_hw = megatron_compute(base.hw);
   auto body = [&](const tbb::blocked_range<std::size_t>& range) {
     Worker& w = workers.local();
+    w.ev.share_megatron_hardware(megatron_hw ? &*megatron_hw : nullptr);
     for (std::size_t j = range.begin(); j != range.end(); ++j) {
       const Candidate& c = space[mine[j]];
       w.sc.plan = c.plan;
