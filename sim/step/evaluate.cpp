@@ -42,7 +42,7 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return r
 MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
   if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
   st_->costs = compute_step_costs(sc, st_->megatron_hw);
-  return estimate_memory_from_costs(sc, st_->costs);
+  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules);
 }
 
 void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) { st_->megatron_hw = megatron_hw; }

@@ -63,15 +63,8 @@ struct Scratch {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys;
   std::vector<std::pair<int, int>> ranges;
   std::vector<TaskId> grad_tasks;
-  // The last schedules generated (pipeline_schedule is a pure function of these keys): the sweep asks for the same
-  // few again and again.
-  struct CachedSchedule {
-    Schedule schedule{};
-    int pp = 0, vpp = 0, microbatches = 0;
-    ScheduleOrder order;
-  };
-  std::array<CachedSchedule, 4> schedules{};
-  std::size_t schedule_next = 0;
+  // The last schedules generated: the sweep asks for the same few again and again (the memory pre-check shares it).
+  ScheduleCache schedules;
   ScheduleOrder custom;  // an explicit schedule (EvalOptions::schedule)
 };
 

@@ -240,17 +240,7 @@ const ScheduleOrder& Builder::schedule_for(const ScheduleOrder* explicit_order) 
   if (explicit_order) return *explicit_order;
   const Schedule s = sc_.train.schedule;
   const int vpp = sc_.plan.vpp;  // the plan's (V_ is the placement's chunks per stage: 2 under DualPipe at vpp 1)
-  for (const Scratch::CachedSchedule& c : scratch_.schedules)
-    if (!c.order.empty() && c.schedule == s && c.pp == P_ && c.vpp == vpp && c.microbatches == M_) return c.order;
-  Scratch::CachedSchedule& c = scratch_.schedules[scratch_.schedule_next];
-  scratch_.schedule_next = (scratch_.schedule_next + 1) % scratch_.schedules.size();
-  c.order.clear();  // (a throwing generator leaves the entry empty, i.e. unused)
-  c.order = pipeline_schedule(s, P_, vpp, M_);
-  c.schedule = s;
-  c.pp = P_;
-  c.vpp = vpp;
-  c.microbatches = M_;
-  return c.order;
+  return scratch_.schedules.get(s, P_, vpp, M_);
 }
 
 void Builder::build(const ScheduleOrder* schedule) {
