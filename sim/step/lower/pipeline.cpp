@@ -199,6 +199,8 @@ void Builder::add_pipe_recvs(int stage) {
   const int nvs = place_.virtual_stages();
   if (nvs == 1) return;
   const auto& order = sched()[stage];
+  // F&B-pair schedules (DualPipe) wait on their transfers only: no device-wide synchronize after a receive.
+  const bool pairs = schedule_traits(sc_.train.schedule).overlaps_forward_backward;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PipeOp& op = order[i];
     if (op.kind == PipeOp::BackwardWeight) continue;
@@ -231,7 +233,7 @@ void Builder::add_pipe_recvs(int stage) {
       g_.add_dep(r, segs_[first.first].task);
       key = first.key + kKeyRecv + 1;  // after the first op's own receive
     }
-    if (schedule_traits(sc_.train.schedule).overlaps_forward_backward) sync_s = -1.0;
+    if (pairs) sync_s = -1.0;
     issue(r, k_.host.p2p_s, 2, key, sync_s);
   }
 }
