@@ -141,6 +141,9 @@ private:
 
   // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
   std::uint32_t intern_cost(std::uint64_t key, const PassCost& c);
+  // The id interned under `key`, or kNoCost.
+  static constexpr std::uint32_t kNoCost = ~std::uint32_t{0};
+  std::uint32_t find_cost(std::uint64_t key) const;
   std::uint32_t add_cost(const PassCost& c) {  // a composition that does not repeat (F&B pairs)
     out_.costs.push_back(c);
     return static_cast<std::uint32_t>(out_.costs.size() - 1);
