@@ -28,6 +28,20 @@ Scenario mixtral(const std::string& plan, int gpus_per_node = 0, double imbalanc
   return resolve_scenario(in);
 }
 
+// DeepSeek-V3 (model file `file`) on 256 B200s: plan tp1pp8dp32ep32 etp1 with the distributed optimizer, seq 4096,
+// mbs 1, gbs 256 → 8 micro-batches, balanced routing.
+ScenarioInput deepseek_v3(const std::string& file) {
+  ScenarioInput in;
+  in.model = kModels + file;
+  in.plan = "tp1pp8dp32ep32etp1zero1";
+  in.gpu = "b200";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 256;
+  in.train.moe_imbalance = 1.0;
+  return in;
+}
+
 CostContext context(const Scenario& sc, const Hardware& hw) {
   const int gpn = sc.hw.node.gpus_per_node;
   return CostContext{sc, hw, group_shape(sc.plan, GroupKind::TP, gpn), group_shape(sc.plan, GroupKind::CP, gpn),
@@ -126,15 +140,8 @@ TEST_CASE("MoE: a dense model has no ep communication") {
 TEST_CASE("MoE: DeepSeek-V3 mixes dense and MoE layers (first_k_dense_replace 3) and simulates") {
   // deepseek-ai/DeepSeek-V3 config.json: 61 layers, the first 3 dense (FFN 18,432), 58 with 256 routed experts
   // (top-8) and 1 shared expert, all with MLA. Plan tp1pp8dp32ep32 etp1 on 256 B200s, gbs 256 → 8 micro-batches.
-  ScenarioInput in;
-  in.model = kModels + "deepseek-v3.config.json";
-  in.plan = "tp1pp8dp32ep32etp1zero1";
-  in.gpu = "b200";
-  in.train.seq = 4096;
-  in.train.mbs = 1;
-  in.train.gbs = 256;
+  ScenarioInput in = deepseek_v3("deepseek-v3.config.json");
   in.train.precision = Precision::FP8;
-  in.train.moe_imbalance = 1.0;
   in.train.moe_dispatcher = MoeDispatcher::Flex;
   const Scenario sc = resolve_scenario(in);
   const StepCosts k = compute_step_costs(sc);
@@ -193,14 +200,7 @@ TEST_CASE("MoE host: every layer kind carries its issue cost; an MoE layer issue
 
   // A model of several layer kinds (DeepSeek-V3: 3 dense + 58 MoE layers) costs each kind's host issue; the dense
   // kind has no sync, the MoE kind has one per forward.
-  ScenarioInput in;
-  in.model = kModels + "deepseek-v3.config.json";
-  in.plan = "tp1pp8dp32ep32etp1zero1";
-  in.gpu = "b200";
-  in.train.seq = 4096;
-  in.train.mbs = 1;
-  in.train.gbs = 256;
-  in.train.moe_imbalance = 1.0;
+  ScenarioInput in = deepseek_v3("deepseek-v3.config.json");
   const StepCosts k = compute_step_costs(resolve_scenario(in));
   REQUIRE(k.kinds.size() == 2);
   for (const LayerKindCosts& kc : k.kinds) {
@@ -216,15 +216,8 @@ TEST_CASE("MoE: DeepSeek-V3's multi-token-prediction module runs on the last vir
   // deepseek_v3_parsim.json: mtp_layers 1. One module adds to the head's forward: the shifted-token embedding (the
   // embedding's forward), eh_proj [T × 2h]·[2h × h] = GEMM m 4,096, n 7,168, k 14,336 (bf16: the output side stays in
   // 16 bit under fp8 recipes), one layer of the last kind (MoE) and the LM head + loss again.
-  ScenarioInput in;
-  in.model = kModels + "deepseek_v3_parsim.json";
-  in.plan = "tp1pp8dp32ep32etp1zero1";
-  in.gpu = "b200";
-  in.train.seq = 4096;
-  in.train.mbs = 1;
-  in.train.gbs = 256;
+  ScenarioInput in = deepseek_v3("deepseek_v3_parsim.json");
   in.train.precision = Precision::FP8;
-  in.train.moe_imbalance = 1.0;
   Scenario with = resolve_scenario(in);
   REQUIRE(with.model.mtp_layers == 1);
   Scenario without = with;
