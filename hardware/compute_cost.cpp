@@ -37,6 +37,8 @@
 #include "sim/core/text.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cmath>
 
 namespace parsim {
@@ -98,11 +100,9 @@ namespace {
 
 // The efficiency above for `groups` independent GEMMs of one shape launched together: the wave term counts every
 // group's tiles (units = groups·⌈m/tm⌉·⌈n/tn⌉·s); the other terms are per GEMM.
-double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std::int64_t n, std::int64_t k,
-                          Precision p) {
-  check_dims(m, n, k);
+// The max over tiles and split-K factors: a pure function of its six numbers.
+double best_tiling(double groups, std::int64_t m, std::int64_t n, std::int64_t k, double sms, double k_half) {
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
-  const double sms = hw.gpu.compute.num_sms, k_half = hw.gpu.compute.gemm_k_half;
   double best = 0;
   for (const Tile& t : kTiles) {
     const double tm = std::ceil(M / t.m), tn = std::ceil(N / t.n);
@@ -115,6 +115,31 @@ double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std
       best = std::max(best, tile_rel(t) * pad * wave * ks / (ks + k_half));
     }
   }
+  return best;
+}
+
+// best_tiling memoised per thread (a sweep costs the same few GEMM shapes for thousands of plans): a direct-mapped
+// table keyed on all six inputs compared exactly, so a hit returns the very value best_tiling would.
+double best_tiling_memo(double groups, std::int64_t m, std::int64_t n, std::int64_t k, double sms, double k_half) {
+  struct Entry {
+    std::int64_t m = 0, n = 0, k = 0;  // m = 0: empty (dimensions are ≥ 1)
+    double groups = 0, sms = 0, k_half = 0, best = 0;
+  };
+  thread_local std::array<Entry, 1024> table{};
+  const std::uint64_t h = (static_cast<std::uint64_t>(m) * 0x9E3779B97F4A7C15ull) ^
+                          (static_cast<std::uint64_t>(n) * 0xC2B2AE3D27D4EB4Full) ^
+                          (static_cast<std::uint64_t>(k) * 0x165667B19E3779F9ull) ^
+                          static_cast<std::uint64_t>(groups);
+  Entry& e = table[(h >> 32) % table.size()];
+  if (e.m == m && e.n == n && e.k == k && e.groups == groups && e.sms == sms && e.k_half == k_half) return e.best;
+  e = Entry{m, n, k, groups, sms, k_half, best_tiling(groups, m, n, k, sms, k_half)};
+  return e.best;
+}
+
+double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std::int64_t n, std::int64_t k,
+                          Precision p) {
+  check_dims(m, n, k);
+  const double best = best_tiling_memo(groups, m, n, k, hw.gpu.compute.num_sms, hw.gpu.compute.gemm_k_half);
   return ceiling(hw, p) * best * sustained_fraction(hw);
 }
 

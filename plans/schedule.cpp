@@ -429,4 +429,19 @@ ScheduleOrder pipeline_schedule(Schedule s, int pp, int vpp, int microbatches) {
   return t.order(pp, vpp, microbatches);
 }
 
+const ScheduleOrder& ScheduleCache::get(Schedule s, int pp, int vpp, int microbatches) {
+  for (const Entry& e : entries_)
+    if (!e.order.empty() && e.schedule == s && e.pp == pp && e.vpp == vpp && e.microbatches == microbatches)
+      return e.order;
+  Entry& e = entries_[next_];
+  next_ = (next_ + 1) % entries_.size();
+  e.order.clear();  // (a throwing generator leaves the entry empty, i.e. unused)
+  e.order = pipeline_schedule(s, pp, vpp, microbatches);
+  e.schedule = s;
+  e.pp = pp;
+  e.vpp = vpp;
+  e.microbatches = microbatches;
+  return e.order;
+}
+
 }  // namespace parsim

@@ -10,6 +10,7 @@
 #pragma once
 #include "plans/training.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -126,5 +127,24 @@ OptimizerSync effective_optimizer_sync(const TrainingConfig& t);
 // or as one B and one W — forward before B before W; a forward marked overlapped_with_next is followed by a backward of
 // another micro-batch; replayed with the pipeline's data dependencies the orders never deadlock.
 ScheduleOrder pipeline_schedule(Schedule s, int pp, int vpp, int microbatches);
+
+// The last few schedules generated (pipeline_schedule is a pure function of its arguments), for callers that ask for
+// the same ones again and again: one sweep evaluator's lowering and memory pre-check share one.
+class ScheduleCache {
+public:
+  // pipeline_schedule(s, pp, vpp, microbatches), generated on a miss (and throwing as it does); the reference stays
+  // valid until the cache is asked for kEntries other keys.
+  const ScheduleOrder& get(Schedule s, int pp, int vpp, int microbatches);
+
+private:
+  static constexpr std::size_t kEntries = 6;
+  struct Entry {
+    Schedule schedule{};
+    int pp = 0, vpp = 0, microbatches = 0;
+    ScheduleOrder order;  // empty: unused
+  };
+  std::array<Entry, kEntries> entries_{};
+  std::size_t next_ = 0;
+};
 
 }  // namespace parsim

@@ -16,15 +16,7 @@ constexpr StreamId kNoStream = ~StreamId{0};
 
 // ---------------------------------------------------------------- TaskGraph
 void TaskGraph::clear() {
-  duration_.clear();
-  stream_.clear();
-  tag_.clear();
-  host_ns_.clear();
-  kernels_.clear();
-  host_order_.clear();
-  drain_.clear();
-  sync_after_.clear();
-  nic_ns_.clear();
+  tasks_.clear();
   dep_from_.clear();
   dep_to_.clear();
   stream_device_.clear();
@@ -37,15 +29,7 @@ void TaskGraph::clear() {
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {
-  duration_.reserve(tasks);
-  stream_.reserve(tasks);
-  tag_.reserve(tasks);
-  host_ns_.reserve(tasks);
-  kernels_.reserve(tasks);
-  host_order_.reserve(tasks);
-  drain_.reserve(tasks);
-  sync_after_.reserve(tasks);
-  nic_ns_.reserve(tasks);
+  tasks_.reserve(tasks);
   host_items_.reserve(tasks);
   dep_from_.reserve(deps);
   dep_to_.reserve(deps);
@@ -78,16 +62,13 @@ StreamId TaskGraph::add_stream(int device, StreamClass cls) {
 TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
   if (stream >= stream_device_.size()) throw std::logic_error("add_task: bad stream");
   if (duration < 0) throw std::logic_error("add_task: negative duration");
-  duration_.push_back(duration);
-  stream_.push_back(stream);
-  tag_.push_back(tag);
-  host_ns_.push_back(0);
-  kernels_.push_back(0);
-  host_order_.push_back(kNotOnHost);
-  drain_.push_back(0);
-  sync_after_.push_back(0);
-  nic_ns_.push_back(0);
-  return static_cast<TaskId>(duration_.size() - 1);
+  Task& t = tasks_.emplace_back();
+  t.duration = duration;
+  t.stream = stream;
+  t.tag = tag;
+  t.device = stream_device_[stream];
+  t.cls = stream_class_[stream];
+  return static_cast<TaskId>(tasks_.size() - 1);
 }
 
 void TaskGraph::add_dep(TaskId before, TaskId after) {
@@ -96,16 +77,16 @@ void TaskGraph::add_dep(TaskId before, TaskId after) {
 }
 
 void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns) {
-  if (task >= duration_.size() || stream_class_[stream_[task]] == StreamClass::Host)
+  if (task >= tasks_.size() || stream_class_[tasks_[task].stream] == StreamClass::Host)
     throw std::logic_error("issue: not a GPU task");
-  if (host_order_[task] != kNotOnHost) throw std::logic_error("issue: task already issued");
+  if (tasks_[task].host_order != kNotOnHost) throw std::logic_error("issue: task already issued");
   if (host_ns < 0 || order == kNotOnHost) throw std::logic_error("issue: bad host time or order");
-  host_ns_[task] = host_ns;
-  kernels_[task] = std::max<std::uint32_t>(1, kernels);
-  host_order_[task] = order;
+  tasks_[task].host_ns = host_ns;
+  tasks_[task].kernels = std::max<std::uint32_t>(1, kernels);
+  tasks_[task].host_order = order;
   if (sync_after_ns >= 0) {
-    drain_[task] = 1;
-    sync_after_[task] = sync_after_ns;
+    tasks_[task].drain = 1;
+    tasks_[task].sync_after = sync_after_ns;
   }
   host_items_.push_back(task);
 }
@@ -116,15 +97,15 @@ TaskId TaskGraph::add_host_task(int device, TimeNs duration, std::uint32_t tag, 
   StreamId s = device_host_stream_[device];
   if (s == kNoStream) s = add_stream(device, StreamClass::Host);
   const TaskId t = add_task(s, duration, tag);
-  host_order_[t] = order;
-  drain_[t] = drain ? 1 : 0;
+  tasks_[t].host_order = order;
+  tasks_[t].drain = drain ? 1 : 0;
   host_items_.push_back(t);
   return t;
 }
 
 void TaskGraph::set_nic(TaskId task, TimeNs nic_ns) {
-  if (task >= duration_.size() || nic_ns < 0) throw std::logic_error("set_nic: bad task or time");
-  nic_ns_[task] = std::min(nic_ns, duration_[task]);
+  if (task >= tasks_.size() || nic_ns < 0) throw std::logic_error("set_nic: bad task or time");
+  tasks_[task].nic_ns = std::min(nic_ns, tasks_[task].duration);
   if (nic_ns > 0) any_nic_ = true;
 }
 
@@ -137,24 +118,24 @@ const std::vector<std::pair<TaskId, TaskId>> TaskGraph::edges() const {
 
 std::string TaskGraph::check_acyclic() const {
   using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-  G g(duration_.size());
+  G g(tasks_.size());
   for (std::size_t i = 0; i < dep_from_.size(); ++i) boost::add_edge(dep_from_[i], dep_to_[i], g);
   std::vector<TaskId> last(stream_device_.size(), static_cast<TaskId>(-1));
-  for (TaskId t = 0; t < duration_.size(); ++t) {  // stream order is an implicit dependency (host streams: below)
-    if (stream_class_[stream_[t]] == StreamClass::Host) continue;
-    if (last[stream_[t]] != static_cast<TaskId>(-1)) boost::add_edge(last[stream_[t]], t, g);
-    last[stream_[t]] = t;
+  for (TaskId t = 0; t < tasks_.size(); ++t) {  // stream order is an implicit dependency (host streams: below)
+    if (stream_class_[tasks_[t].stream] == StreamClass::Host) continue;
+    if (last[tasks_[t].stream] != static_cast<TaskId>(-1)) boost::add_edge(last[tasks_[t].stream], t, g);
+    last[tasks_[t].stream] = t;
   }
   // Host program order: item i+1 cannot begin before item i (a host task ends, an issued task's issue begins).
   std::vector<std::pair<std::uint64_t, TaskId>> prog;
   for (std::size_t d = 0; d < device_slowdown_.size(); ++d) {
     prog.clear();
     for (TaskId t : host_items_)
-      if (stream_device_[stream_[t]] == static_cast<int>(d)) prog.emplace_back(host_order_[t], t);
+      if (stream_device_[tasks_[t].stream] == static_cast<int>(d)) prog.emplace_back(tasks_[t].host_order, t);
     std::stable_sort(prog.begin(), prog.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 1; i < prog.size(); ++i)
-      if (stream_class_[stream_[prog[i - 1].second]] == StreamClass::Host) boost::add_edge(prog[i - 1].second, prog[i].second, g);
+      if (stream_class_[tasks_[prog[i - 1].second].stream] == StreamClass::Host) boost::add_edge(prog[i - 1].second, prog[i].second, g);
   }
   std::vector<std::size_t> order;
   try {
@@ -167,7 +148,6 @@ std::string TaskGraph::check_acyclic() const {
 
 // ---------------------------------------------------------------- Executor
 namespace {
-bool later(const auto& a, const auto& b) { return a.time != b.time ? a.time > b.time : a.seq > b.seq; }
 // Rounded to the nearest ns (work and rates are non-negative: x + 0.5 truncated, without a libm call on the hot path).
 TimeNs round_ns(double x) { return static_cast<TimeNs>(x + 0.5); }
 TimeNs stretched(double work_ns, double rate) { return round_ns(rate == 1.0 ? work_ns : work_ns / rate); }
@@ -182,80 +162,133 @@ TimeNs llround_nonneg(double x) {
 TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / k; }
 }  // namespace
 
+// The event queue: a binary min-heap on (time, seq) that knows where each task's completion event sits (TaskState::heap_pos),
+// so that a re-plan moves the task's one event instead of leaving a stale copy behind. Keys are unique (seq), so the
+// pop order — and the timeline — is that of any priority queue over the same events.
+void Executor::heap_place(std::size_t i, const Event& e) {
+  heap_[i] = e;
+  if (e.kind == kCompletion) ts_[e.task].heap_pos = static_cast<std::uint32_t>(i);
+}
+
+void Executor::heap_up(std::size_t i) {
+  const Event e = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!earlier(e, heap_[parent])) break;
+    heap_place(i, heap_[parent]);
+    i = parent;
+  }
+  heap_place(i, e);
+}
+
+void Executor::heap_down(std::size_t i) {
+  const std::size_t n = heap_.size();
+  const Event e = heap_[i];
+  for (;;) {
+    std::size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && earlier(heap_[c + 1], heap_[c])) ++c;
+    if (!earlier(heap_[c], e)) break;
+    heap_place(i, heap_[c]);
+    i = c;
+  }
+  heap_place(i, e);
+}
+
+Executor::Event Executor::heap_pop() {
+  const Event top = heap_.front();
+  if (top.kind == kCompletion) ts_[top.task].heap_pos = kNotQueued;
+  const Event last = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) {
+    heap_[0] = last;
+    heap_down(0);
+  }
+  return top;
+}
+
 void Executor::push(TimeNs t, TaskId task) {
-  heap_.push_back(Event{t, seq_++, task, version_[task]});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+  const Event e{t, seq_++, task, kCompletion};
+  const std::uint32_t at = ts_[task].heap_pos;
+  if (at != kNotQueued) {  // a re-plan: the task's pending completion moves
+    const bool sooner = earlier(e, heap_[at]);
+    heap_[at] = e;
+    if (sooner) heap_up(at);
+    else heap_down(at);
+    return;
+  }
+  heap_.push_back(e);
+  heap_up(heap_.size() - 1);
 }
 
 void Executor::push_wake(TimeNs t, StreamId s) {
   heap_.push_back(Event{t, seq_++, s, kWake});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+  heap_up(heap_.size() - 1);
 }
 
 double Executor::rate(const TaskGraph& g, TaskId t) const {
-  const StreamId s = g.stream_[t];
+  const StreamId s = g.tasks_[t].stream;
   const int dev = g.stream_device_[s];
   if (g.stream_class_[s] == StreamClass::Compute) {
     const double sd = g.device_slowdown_[dev];
     return (sd > 0 && device_comm_active_[dev] > 0) ? 1.0 / (1.0 + sd) : 1.0;
   }
   const int k = device_nic_active_[dev];
-  if (g.nic_ns_[t] > 0 && k > 1) {
-    const double d = static_cast<double>(g.duration_[t]), b = static_cast<double>(g.nic_ns_[t]);
+  if (g.tasks_[t].nic_ns > 0 && k > 1) {
+    const double d = static_cast<double>(g.tasks_[t].duration), b = static_cast<double>(g.tasks_[t].nic_ns);
     return d / (d + (k - 1) * b);
   }
   return 1.0;
 }
 
 // The end event of a running task: its remaining work at its current rate, and never before its last kernel was
-// issued and has run (floor_).
+// issued and has run (TaskState::floor).
 void Executor::schedule_end(const TaskGraph& g, TaskId t, TimeNs now) {
   (void)g;
-  push(std::max(std::max(now, last_update_[t]) + stretched(remaining_[t], rate_[t]), floor_[t]), t);
+  push(std::max(std::max(now, ts_[t].last_update) + stretched(ts_[t].remaining, ts_[t].rate), ts_[t].floor), t);
 }
 
 void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate) {
-  if (now > last_update_[t]) {  // (a task that starts later has done no work yet)
-    remaining_[t] = std::max(0.0, remaining_[t] - static_cast<double>(now - last_update_[t]) * old_rate);
-    last_update_[t] = now;
+  if (now > ts_[t].last_update) {  // (a task that starts later has done no work yet)
+    ts_[t].remaining = std::max(0.0, ts_[t].remaining - static_cast<double>(now - ts_[t].last_update) * old_rate);
+    ts_[t].last_update = now;
   }
-  rate_[t] = rate(g, t);
-  ++version_[t];
+  ts_[t].rate = rate(g, t);
   schedule_end(g, t, now);
 }
 
 void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
   if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
   TaskId t = stream_tasks_[stream_pos_[s]];
-  if (pending_preds_[t] != 0) return;
-  if (g.host_order_[t] != TaskGraph::kNotOnHost) {
-    if (!issued_[t]) return;  // the host has not reached it: it calls try_start when it issues it
-    if (ready_at_[t] > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
-      if (wake_at_[s] != ready_at_[t]) {
-        wake_at_[s] = ready_at_[t];
-        push_wake(ready_at_[t], s);
+  if (ts_[t].pending != 0) return;
+  if (g.tasks_[t].host_order != TaskGraph::kNotOnHost) {
+    if (!ts_[t].issued) return;  // the host has not reached it: it calls try_start when it issues it
+    if (ts_[t].ready_at > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
+      if (wake_at_[s] != ts_[t].ready_at) {
+        wake_at_[s] = ts_[t].ready_at;
+        push_wake(ts_[t].ready_at, s);
       }
       return;
     }
   }
   // A compute task whose first kernel is launched later starts then, without a wake event: the stream is held for
   // it (in-order: nothing else could start on it), and rate changes before its start only re-plan its end
-  // (replan() counts no work before last_update_). Communication tasks wait for a wake: they change the device's
+  // (replan() counts no work before TaskState::last_update). Communication tasks wait for a wake: they change the device's
   // SM-contention and NIC state when they start.
-  const TimeNs at = std::max(now, ready_at_[t]);
+  const TimeNs at = std::max(now, ts_[t].ready_at);
   ++stream_pos_[s];
   stream_busy_[s] = 1;
   stream_running_[s] = t;
-  started_[t] = 1;
+  ts_[t].started = 1;
   out.start[t] = at;
   const int dev = g.stream_device_[s];
-  remaining_[t] = static_cast<double>(g.duration_[t]);
-  last_update_[t] = at;
+  ts_[t].remaining = static_cast<double>(g.tasks_[t].duration);
+  ts_[t].last_update = at;
   if (g.stream_class_[s] == StreamClass::Comm) {
     set_comm_active(g, dev, +1, now);
-    if (g.nic_ns_[t] > 0) set_nic_active(g, dev, +1, now, t);
+    if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, +1, now, t);
   }
-  rate_[t] = rate(g, t);
+  ts_[t].rate = rate(g, t);
   schedule_end(g, t, now);
   // The host may be waiting for this task to start (its launch queue was full).
   if (hwait_[dev] == HostWait::Start && hwait_task_[dev] == t) queue_constraint(g, dev, now, out);
@@ -271,7 +304,7 @@ void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs
     const StreamId s = device_streams_[i];
     if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Compute) continue;
     const TaskId t = stream_running_[s];
-    replan(g, t, now, rate_[t]);
+    replan(g, t, now, ts_[t].rate);
   }
 }
 
@@ -283,8 +316,8 @@ void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs 
     const StreamId s = device_streams_[i];
     if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Comm) continue;
     const TaskId t = stream_running_[s];
-    if (t == except || g.nic_ns_[t] <= 0) continue;
-    replan(g, t, now, rate_[t]);
+    if (t == except || g.tasks_[t].nic_ns <= 0) continue;
+    replan(g, t, now, ts_[t].rate);
   }
 }
 
@@ -293,7 +326,7 @@ void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs 
 void Executor::apply_queue(const TaskGraph& g, int device, const Timeline& out) {
   const TaskId x = hwait_task_[device];
   const TimeNs t_r =
-      out.start[x] + llround_nonneg(hwait_frac_[device] * static_cast<double>(g.duration_[x]));
+      out.start[x] + llround_nonneg(hwait_frac_[device] * static_cast<double>(g.tasks_[x].duration));
   hfree_[device] = std::max(hfree_[device], t_r + hwait_extra_[device]);
   hwait_[device] = HostWait::None;
 }
@@ -318,19 +351,19 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
   while (hpos_[dev] < end) {
     const std::uint32_t item = hpos_[dev];
     const TaskId t = host_prog_[item];
-    if (g.stream_class_[g.stream_[t]] == StreamClass::Host) {
-      if (pending_preds_[t] > 0) {
+    if (g.tasks_[t].cls == StreamClass::Host) {
+      if (ts_[t].pending > 0) {
         hwait_[dev] = HostWait::Preds;
         return;
       }
-      if (g.drain_[t] && outstanding_[dev] > 0) {
+      if (g.tasks_[t].drain && outstanding_[dev] > 0) {
         hwait_[dev] = HostWait::Drain;
         return;
       }
       const TimeNs s = std::max(hfree_[dev], now);
       out.start[t] = s;
-      started_[t] = 1;
-      hfree_[dev] = s + g.duration_[t];
+      ts_[t].started = 1;
+      hfree_[dev] = s + g.tasks_[t].duration;
       ++hpos_[dev];
       if (succ_begin_[t] == succ_begin_[t + 1]) {
         // Nothing depends on it but the program order, which hfree_ carries: it ends without an event.
@@ -343,35 +376,35 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       continue;
     }
     // Issue a GPU task: its K kernels are launched one after another over host_ns.
-    const TimeNs h = g.host_ns_[t], first = div_round(h, g.kernels_[t]);
+    const TimeNs h = g.tasks_[t].host_ns, first = div_round(h, g.tasks_[t].kernels);
     const TimeNs hs = std::max(hfree_[dev], now);
-    issued_[t] = 1;
-    ready_at_[t] = hs + first;
+    ts_[t].issued = 1;
+    ts_[t].ready_at = hs + first;
     hfree_[dev] = hs + h;
-    floor_[t] = hfree_[dev] + div_round(g.duration_[t], g.kernels_[t]);
+    ts_[t].floor = hfree_[dev] + div_round(g.tasks_[t].duration, g.tasks_[t].kernels);
     ++outstanding_[dev];
     ++hpos_[dev];
     // Launch queue: at most q launched kernels wait to start, so launching this task's last kernel (program index
     // c + K − 1) needs the GPU to have started kernel c + K − 1 − q.
     if (q > 0) {
-      const std::int64_t r = static_cast<std::int64_t>(kprefix_[item] + g.kernels_[t]) - 1 - q;
+      const std::int64_t r = static_cast<std::int64_t>(kprefix_[item] + g.tasks_[t].kernels) - 1 - q;
       if (r >= 0) {
         std::uint32_t& qp = qpos_[dev];
         while (qp + 1 < end && kprefix_[qp + 1] <= static_cast<std::uint64_t>(r)) ++qp;
-        while (qp < item && g.kernels_[host_prog_[qp]] == 0) ++qp;  // host tasks launch nothing
+        while (qp < item && g.tasks_[host_prog_[qp]].kernels == 0) ++qp;  // host tasks launch nothing
         const TaskId x = host_prog_[qp];
         const double frac = (static_cast<double>(r) - static_cast<double>(kprefix_[qp])) /
-                            std::max(1.0, static_cast<double>(g.kernels_[x]));
+                            std::max(1.0, static_cast<double>(g.tasks_[x].kernels));
         hwait_task_[dev] = x;
         hwait_frac_[dev] = std::clamp(frac, 0.0, 1.0);
         hwait_extra_[dev] = first;
         hwait_[dev] = HostWait::Start;
-        if (started_[x]) apply_queue(g, dev, out);
+        if (ts_[x].started) apply_queue(g, dev, out);
       }
     }
-    try_start(g, g.stream_[t], now, out);
-    if (g.drain_[t]) {
-      hsync_[dev] = g.sync_after_[t];
+    try_start(g, g.tasks_[t].stream, now, out);
+    if (g.tasks_[t].drain) {
+      hsync_[dev] = g.tasks_[t].sync_after;
       if (hwait_[dev] != HostWait::None) return;  // the launch queue first; the sync when the host resumes
       if (outstanding_[dev] > 0) {
         hwait_[dev] = HostWait::Drain;
@@ -416,7 +449,7 @@ void Executor::merge_runs(It b, It e, Less less) {
 }
 
 void Executor::run(const TaskGraph& g, Timeline& out) {
-  const std::size_t n = g.duration_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
+  const std::size_t n = g.tasks_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
   out.start.assign(n, 0);
   out.end.assign(n, -1);
   out.makespan = 0;
@@ -424,10 +457,10 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
 
   // CSR successor lists (counting sort keeps insertion order: deterministic).
   succ_begin_.assign(n + 1, 0);
-  pending_preds_.assign(n, 0);
+  ts_.assign(n, TaskState{});  // every task's run state at once (pending counts filled just below)
   for (std::size_t i = 0; i < g.dep_from_.size(); ++i) {
     ++succ_begin_[g.dep_from_[i] + 1];
-    ++pending_preds_[g.dep_to_[i]];
+    ++ts_[g.dep_to_[i]].pending;
   }
   for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
   succ_.resize(g.dep_from_.size());
@@ -438,11 +471,11 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   }
   // Per-stream task lists in insertion order.
   stream_begin_.assign(ns + 1, 0);
-  for (std::size_t t = 0; t < n; ++t) ++stream_begin_[g.stream_[t] + 1];
+  for (std::size_t t = 0; t < n; ++t) ++stream_begin_[g.tasks_[t].stream + 1];
   for (std::size_t s = 0; s < ns; ++s) stream_begin_[s + 1] += stream_begin_[s];
   stream_tasks_.resize(n);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-  for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.stream_[t]]++] = static_cast<TaskId>(t);
+  for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.tasks_[t].stream]++] = static_cast<TaskId>(t);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
   // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
@@ -459,23 +492,23 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   }
   // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
   host_begin_.assign(nd + 1, 0);
-  for (TaskId t : g.host_items_) ++host_begin_[g.stream_device_[g.stream_[t]] + 1];
+  for (TaskId t : g.host_items_) ++host_begin_[g.tasks_[t].device + 1];
   for (std::size_t d = 0; d < nd; ++d) host_begin_[d + 1] += host_begin_[d];
   host_prog_.resize(g.host_items_.size());
   {
     std::vector<std::uint32_t>& cur = hpos_;
     cur.assign(host_begin_.begin(), host_begin_.end() - 1);
-    for (TaskId t : g.host_items_) host_prog_[cur[g.stream_device_[g.stream_[t]]]++] = t;
+    for (TaskId t : g.host_items_) host_prog_[cur[g.tasks_[t].device]++] = t;
   }
   kprefix_.resize(host_prog_.size() + 1);
   for (std::size_t d = 0; d < nd; ++d) {
     auto b = host_prog_.begin() + host_begin_[d], e = host_prog_.begin() + host_begin_[d + 1];
-    auto by_order = [&g](TaskId a, TaskId c) { return g.host_order_[a] < g.host_order_[c]; };
+    auto by_order = [&g](TaskId a, TaskId c) { return g.tasks_[a].host_order < g.tasks_[c].host_order; };
     if (!std::is_sorted(b, e, by_order)) merge_runs(b, e, by_order);
     std::uint64_t k = 0;
     for (std::uint32_t i = host_begin_[d]; i < host_begin_[d + 1]; ++i) {
       kprefix_[i] = k;
-      k += g.kernels_[host_prog_[i]];
+      k += g.tasks_[host_prog_[i]].kernels;
     }
   }
   hpos_.assign(host_begin_.begin(), host_begin_.end() - 1);
@@ -487,10 +520,6 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   hwait_extra_.assign(nd, 0);
   hsync_.assign(nd, -1);
   outstanding_.assign(nd, 0);
-  issued_.assign(n, 0);
-  ready_at_.assign(n, 0);
-  floor_.assign(n, 0);
-  started_.assign(n, 0);
   resume_.clear();
   host_done_ = 0;
 
@@ -499,10 +528,6 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   stream_running_.assign(ns, 0);
   device_comm_active_.assign(nd, 0);
   device_nic_active_.assign(nd, 0);
-  remaining_.assign(n, 0.0);
-  rate_.assign(n, 1.0);
-  last_update_.assign(n, 0);
-  version_.assign(n, 0);
   heap_.clear();
   seq_ = 0;
 
@@ -519,19 +544,16 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   run_resumes(0);
   std::size_t done = 0;
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
-    const Event ev = heap_.back();
-    heap_.pop_back();
+    const Event ev = heap_pop();
     const TimeNs now = ev.time;
-    if (ev.version == kWake) {  // an issued task's first kernel is launched now
+    if (ev.kind == kWake) {  // an issued task's first kernel is launched now
       try_start(g, ev.task, now, out);
       run_resumes(now);
       continue;
     }
-    if (ev.version != version_[ev.task]) continue;  // superseded by a re-plan
     ++out.events;
     const TaskId t = ev.task;
-    const StreamId s = g.stream_[t];
+    const StreamId s = g.tasks_[t].stream;
     const int dev = g.stream_device_[s];
     out.end[t] = now;
     out.makespan = std::max(out.makespan, now);
@@ -541,17 +563,17 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       stream_busy_[s] = 0;
       if (g.stream_class_[s] == StreamClass::Comm) {
         set_comm_active(g, dev, -1, now);
-        if (g.nic_ns_[t] > 0) set_nic_active(g, dev, -1, now, t);
+        if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, -1, now, t);
       }
-      if (g.host_order_[t] != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
+      if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
         hwait_[dev] = HostWait::None;
         resume_.push_back(dev);
       }
     }
     for (std::uint32_t i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
       const TaskId v = succ_[i];
-      if (--pending_preds_[v] != 0) continue;
-      const StreamId vs = g.stream_[v];
+      if (--ts_[v].pending != 0) continue;
+      const StreamId vs = g.tasks_[v].stream;
       if (g.stream_class_[vs] == StreamClass::Host) {
         const int vd = g.stream_device_[vs];
         if (hwait_[vd] == HostWait::Preds && host_prog_[hpos_[vd]] == v) {
@@ -600,7 +622,7 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       if (g.stream_class_[s] == StreamClass::Host || stream_pos_[s] == stream_begin_[s + 1] || stream_busy_[s]) continue;
       const TaskId t = stream_tasks_[stream_pos_[s]];
       const int d = g.stream_device_[s];
-      if (pending_preds_[t] != 0)
+      if (ts_[t].pending != 0)
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Pred, unfinished_pred(t)});
       else
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Issue, t});

@@ -77,22 +77,22 @@ public:
   // `nic_ns` (≤ duration) of this task's duration is NIC transfer at full share (see the header comment).
   void set_nic(TaskId task, TimeNs nic_ns);
 
-  std::size_t num_tasks() const { return duration_.size(); }
+  std::size_t num_tasks() const { return tasks_.size(); }
   std::size_t num_streams() const { return stream_device_.size(); }
   std::size_t num_deps() const { return dep_from_.size(); }
   std::size_t num_devices() const { return device_slowdown_.size(); }
-  TimeNs duration(TaskId t) const { return duration_[t]; }
-  StreamId stream(TaskId t) const { return stream_[t]; }
-  std::uint32_t tag(TaskId t) const { return tag_[t]; }
+  TimeNs duration(TaskId t) const { return tasks_[t].duration; }
+  StreamId stream(TaskId t) const { return tasks_[t].stream; }
+  std::uint32_t tag(TaskId t) const { return tasks_[t].tag; }
   StreamClass stream_class(StreamId s) const { return stream_class_[s]; }
   int stream_device(StreamId s) const { return stream_device_[s]; }
-  bool is_host_task(TaskId t) const { return stream_class_[stream_[t]] == StreamClass::Host; }
-  bool issued(TaskId t) const { return host_order_[t] != kNotOnHost && !is_host_task(t); }
+  bool is_host_task(TaskId t) const { return tasks_[t].cls == StreamClass::Host; }
+  bool issued(TaskId t) const { return tasks_[t].host_order != kNotOnHost && !is_host_task(t); }
   // Position of an issued GPU task or a host task in its host's program (meaningful when issued() or is_host_task()).
-  std::uint64_t host_order(TaskId t) const { return host_order_[t]; }
-  TimeNs host_ns(TaskId t) const { return host_ns_[t]; }
-  std::uint32_t kernels(TaskId t) const { return kernels_[t]; }
-  TimeNs nic_ns(TaskId t) const { return nic_ns_[t]; }
+  std::uint64_t host_order(TaskId t) const { return tasks_[t].host_order; }
+  TimeNs host_ns(TaskId t) const { return tasks_[t].host_ns; }
+  std::uint32_t kernels(TaskId t) const { return tasks_[t].kernels; }
+  TimeNs nic_ns(TaskId t) const { return tasks_[t].nic_ns; }
   const std::vector<std::pair<TaskId, TaskId>> edges() const;
   // Dependency i is dep_from(i) → dep_to(i), in insertion order (no copy, unlike edges()).
   TaskId dep_from(std::size_t i) const { return dep_from_[i]; }
@@ -105,15 +105,21 @@ public:
 private:
   friend class Executor;
   static constexpr std::uint64_t kNotOnHost = ~std::uint64_t{0};
-  std::vector<TimeNs> duration_;
-  std::vector<StreamId> stream_;
-  std::vector<std::uint32_t> tag_;
-  std::vector<TimeNs> host_ns_;        // issue cost (GPU tasks) — 0 when not issued
-  std::vector<std::uint32_t> kernels_; // GPU operations of an issued task
-  std::vector<std::uint64_t> host_order_;  // program position, kNotOnHost when not on a host program
-  std::vector<std::uint8_t> drain_;    // host tasks: wait for the issued GPU work to drain; GPU tasks: sync after issue
-  std::vector<TimeNs> sync_after_;     // GPU tasks with drain_: host time of the sync once drained
-  std::vector<TimeNs> nic_ns_;
+  // A task's fields in one record (one cache line), read together by the executor.
+  struct Task {
+    TimeNs duration = 0;
+    TimeNs host_ns = 0;          // issue cost (GPU tasks) — 0 when not issued
+    TimeNs sync_after = 0;       // GPU tasks with drain: host time of the sync once drained
+    TimeNs nic_ns = 0;
+    std::uint64_t host_order = kNotOnHost;  // program position, kNotOnHost when not on a host program
+    StreamId stream = 0;
+    std::uint32_t tag = 0;
+    std::uint32_t kernels = 0;   // GPU operations of an issued task
+    int device = 0;              // its stream's device and class (copied: no indirection on the hot path)
+    StreamClass cls = StreamClass::Compute;
+    std::uint8_t drain = 0;      // host tasks: wait for the issued GPU work to drain; GPU tasks: sync after issue
+  };
+  std::vector<Task> tasks_;
   std::vector<TaskId> dep_from_, dep_to_;
   std::vector<int> stream_device_;
   std::vector<StreamClass> stream_class_;
@@ -170,9 +176,15 @@ private:
     TimeNs time;
     std::uint64_t seq;
     TaskId task;             // completion: the task; wake: the stream
-    std::uint32_t version;   // completion: task version (stale after a re-plan); wake: kWake
+    std::uint32_t kind;      // kCompletion or kWake
   };
-  static constexpr std::uint32_t kWake = ~std::uint32_t{0};
+  static constexpr std::uint32_t kCompletion = 0, kWake = 1;
+  static constexpr std::uint32_t kNotQueued = ~std::uint32_t{0};
+  static bool earlier(const Event& a, const Event& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; }
+  void heap_place(std::size_t i, const Event& e);
+  void heap_up(std::size_t i);
+  void heap_down(std::size_t i);
+  Event heap_pop();
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
@@ -191,16 +203,24 @@ private:
   // CSR successors, per-stream task lists, and run state — kept between runs to avoid allocation.
   std::vector<std::uint32_t> succ_begin_, succ_;
   std::vector<std::uint32_t> stream_begin_, stream_tasks_, stream_pos_;
-  std::vector<std::uint32_t> pending_preds_;
   std::vector<std::uint8_t> stream_busy_;
   std::vector<TimeNs> wake_at_;         // per stream: the pending wake event's time (-1: none)
   std::vector<TaskId> stream_running_;
   std::vector<int> device_comm_active_, device_nic_active_;
   std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
-  std::vector<double> remaining_;       // work left (ns at full speed) of running tasks
-  std::vector<double> rate_;            // current rate of running tasks
-  std::vector<TimeNs> last_update_;
-  std::vector<std::uint32_t> version_;
+  // Per task, in one record (one cache line): what the event loop reads and writes together.
+  struct TaskState {
+    double remaining = 0.0;    // work left (ns at full speed) of a running task
+    double rate = 1.0;         // its current rate
+    TimeNs last_update = 0;
+    TimeNs ready_at = 0;       // issued: when its first kernel is launched
+    TimeNs floor = 0;          // issued: its end is never before its last kernel is launched and has run
+    std::uint32_t pending = 0;  // unfinished predecessors
+    std::uint32_t heap_pos = kNotQueued;  // its completion event's index in heap_ (kNotQueued: none)
+    std::uint8_t issued = 0;   // the host has issued it
+    std::uint8_t started = 0;
+  };
+  std::vector<TaskState> ts_;
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
@@ -216,9 +236,6 @@ private:
   std::vector<int> resume_;            // devices whose host can go on (processed after each event)
   std::size_t host_done_ = 0;          // host tasks with no successors, finished without an event
   std::vector<std::int64_t> outstanding_;
-  std::vector<std::uint8_t> issued_;    // per task: the host has issued it
-  std::vector<TimeNs> ready_at_, floor_;
-  std::vector<std::uint8_t> started_;
   std::vector<std::uint32_t> run_bounds_, sort_a_, sort_b_;  // merge_runs' buffers
 };
 

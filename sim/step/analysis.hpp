@@ -43,7 +43,8 @@ struct MemorySample {
 };
 void timeline_memory(const Scenario& sc, const StepCosts& costs, const ExecutedStep& ex, StepReport& rep,
                      std::vector<MemorySample>* counter);
-MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& costs);
+// schedules: a cache of generated pipeline orders shared with the lowering (the sweep's evaluator), or null.
+MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& costs, ScheduleCache* schedules = nullptr);
 
 // ---- metrics ----
 void compute_metrics(const Scenario& sc, const StepCosts& costs, const ExecutedStep& ex, StepReport& rep);

@@ -205,7 +205,9 @@ struct StepCosts {
            }).p;
   }
 };
-StepCosts compute_step_costs(const Scenario& sc);
+// megatron_hw: megatron_compute(sc.hw) when the caller already holds it (the sweep derives it once for all its plans
+// instead of copying the hardware per plan); null: derived here when the stack is Megatron.
+StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw = nullptr);
 
 // ---- the pieces (internal to compute_step_costs; exposed for the derived-number tests) ----
 struct CostContext {

@@ -18,6 +18,7 @@ struct Evaluator::State {
   std::vector<MemorySample> samples;
   lowering::Scratch lowering;
   Scenario shortened;  // the steady-state runs' scenario (assigned, not constructed: keeps its allocations)
+  const Hardware* megatron_hw = nullptr;  // share_megatron_hardware()
 };
 
 Evaluator::Evaluator() : st_(std::make_unique<State>()) {}
@@ -37,7 +38,21 @@ std::vector<std::string> report_warnings(const Scenario& sc, const StepReport& r
 
 }  // namespace
 
-StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
+StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return run_impl(sc, opt, false); }
+
+MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
+  if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
+  st_->costs = compute_step_costs(sc, st_->megatron_hw);
+  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules);
+}
+
+void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) { st_->megatron_hw = megatron_hw; }
+
+StepReport Evaluator::run_with_kept_costs(const Scenario& sc, const EvalOptions& opt) {
+  return run_impl(sc, opt, true);
+}
+
+StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   if (!is_resolved(sc.train)) {
     Scenario r = sc;
     r.train = resolve_training(sc.plan, sc.model, sc.train);
@@ -50,14 +65,15 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) {
     Scenario& shortened = st_->shortened;
     shortened = sc;
     shortened.train.gbs = m1 * sc.plan.dp * sc.train.mbs;
-    const StepReport a = simulate(shortened, opt);
+    // (compute_step_costs does not read the batch: the second run keeps the first one's costs)
+    const StepReport a = simulate(shortened, opt, kept_costs);
     shortened.train.gbs = m2 * sc.plan.dp * sc.train.mbs;
-    const StepReport b = simulate(shortened, opt);
+    const StepReport b = simulate(shortened, opt, true);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
     r.warnings = report_warnings(sc, r);
     return r;
   }
-  StepReport rep = simulate(sc, opt);
+  StepReport rep = simulate(sc, opt, kept_costs);
   rep.warnings = report_warnings(sc, rep);
   return rep;
 }
@@ -80,9 +96,9 @@ std::string name_task(const void* ctx, engine::TaskId t) {
 }
 }  // namespace
 
-StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt) {
+StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   StepReport rep;
-  st_->costs = compute_step_costs(sc);
+  if (!kept_costs) st_->costs = compute_step_costs(sc, st_->megatron_hw);
   lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
   try {
     st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);

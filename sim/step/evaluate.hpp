@@ -32,13 +32,25 @@ public:
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
   StepReport run(const Scenario& sc, const EvalOptions& opt = {});
+  // The sweep's path: the step costs are computed once per plan, for the memory pre-check and for every simulation
+  // of it (the steady-state runs differ only in the micro-batch count, which no cost depends on).
+  // estimate_memory() computes and keeps the costs of `sc` (a resolved scenario, is_resolved() true);
+  // run_with_kept_costs(sc) then simulates that same `sc` on them — as run(sc) would, bit for bit.
+  MemoryReport estimate_memory(const Scenario& sc);
+  StepReport run_with_kept_costs(const Scenario& sc, const EvalOptions& opt = {});
+  // For callers that evaluate many plans on one hardware (the sweep): `megatron_hw` = megatron_compute(sc.hw) of
+  // every scenario given from now on, so that the costs do not copy the hardware per plan (null: derived per plan).
+  // The pointee must outlive the calls.
+  void share_megatron_hardware(const Hardware* megatron_hw);
   // After run(): the executed step, its costs and the memory counter samples (for the trace).
   const ExecutedStep& executed() const;
   const StepCosts& costs() const;
   const std::vector<MemorySample>& memory_samples() const;
 
 private:
-  StepReport simulate(const Scenario& sc, const EvalOptions& opt);  // one full event simulation
+  StepReport run_impl(const Scenario& sc, const EvalOptions& opt, bool kept_costs);
+  // One full event simulation (kept_costs: on the costs already in the state, else computed first).
+  StepReport simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs);
   struct State;
   std::unique_ptr<State> st_;
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <ctime>
 #include <sstream>
 #include <stdexcept>
@@ -75,8 +76,10 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
   if (simulated) *simulated = false;
   fill_identity(sc, r);
   try {
-    // Cheap pre-check: closed-form lower bound of the simulated peak (sim/step/memory.cpp).
-    const MemoryReport est = estimate_memory(sc);
+    // Cheap pre-check: closed-form lower bound of the simulated peak (sim/step/memory.cpp), on the step costs the
+    // evaluator keeps for the simulation (computed once per plan).
+    const bool resolved = is_resolved(sc.train);
+    const MemoryReport est = resolved ? ev.estimate_memory(sc) : estimate_memory(sc);
     if (!est.fits) {
       fill_memory(est, r);
       r.verdict = Verdict::OutOfMemoryPrecheck;
@@ -84,7 +87,7 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
       return r;
     }
     if (simulated) *simulated = true;
-    const StepReport rep = ev.run(sc);
+    const StepReport rep = resolved ? ev.run_with_kept_costs(sc) : ev.run(sc);
     fill_memory(rep.memory, r);
     r.step_time_s = rep.step_time_s;
     r.mfu = rep.mfu;
@@ -262,8 +265,13 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
     Evaluator ev;
   };
   tbb::enumerable_thread_specific<Worker> workers([&base] { return Worker(base); });
+  // The Megatron-Core kernels of the hardware, derived once for every plan (a hardware without that profile leaves
+  // each Megatron plan to report the error itself).
+  std::optional<Hardware> megatron_hw;
+  if (base.hw.gpu.kernels.count("megatron")) megatron_hw = megatron_compute(base.hw);
   auto body = [&](const tbb::blocked_range<std::size_t>& range) {
     Worker& w = workers.local();
+    w.ev.share_megatron_hardware(megatron_hw ? &*megatron_hw : nullptr);
     for (std::size_t j = range.begin(); j != range.end(); ++j) {
       const Candidate& c = space[mine[j]];
       w.sc.plan = c.plan;

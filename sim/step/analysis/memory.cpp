@@ -392,7 +392,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   finish_report(sc, k, peak, act_at, buf_at, rep.memory, &rep.stages);
 }
 
-MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) {
+MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, ScheduleCache* schedules) {
   // Closed form for the sweep's pre-check: the in-flight activations implied by the schedule order alone (the
   // compute stream is in-order, so the order fixes how many micro-batches are alive), plus one backward working
   // set and the logits. Timeline-dependent extras (gathered parameters) are left out: a lower bound of evaluate().
@@ -403,7 +403,9 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k) 
   // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
   const std::int64_t M_all = sc.train.micro_batches(pl);
   const int M = static_cast<int>(steady_state_extendable(sc, false, M_all) ? steady_state_runs(sc).second : M_all);
-  const auto sched = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
+  ScheduleOrder generated;
+  if (!schedules) generated = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
+  const ScheduleOrder& sched = schedules ? schedules->get(sc.train.schedule, P, pl.vpp, M) : generated;
   const ChunkActs a = chunk_acts(sc, k, schedule_traits(sc.train.schedule).splits_backward);
   // Activations a chunk pass keeps until its backward, what W keeps from B, and (models with several layer kinds) the
   // backward working set, by virtual stage (with the embedding's and the head's where they sit).

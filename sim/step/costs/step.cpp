@@ -6,7 +6,7 @@
 
 namespace parsim {
 
-StepCosts compute_step_costs(const Scenario& sc) {
+StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
   const ModelSpec& m = sc.model;
   const Plan& pl = sc.plan;
   const TrainingConfig& tr = sc.train;
@@ -14,8 +14,9 @@ StepCosts compute_step_costs(const Scenario& sc) {
   // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's. The legacy
   // Megatron stack predates Transformer Engine (apex fused kernels, no fp8): the PyTorch-native kernel profile.
   const bool megatron = tr.stack == Stack::Megatron;
-  const Hardware hw_te = megatron ? megatron_compute(sc.hw) : Hardware{};
-  const Hardware& hw = megatron ? hw_te : sc.hw;
+  const bool derive = megatron && !megatron_hw;
+  const Hardware hw_te = derive ? megatron_compute(sc.hw) : Hardware{};
+  const Hardware& hw = !megatron ? sc.hw : derive ? hw_te : *megatron_hw;
   const int gpn = hw.node.gpus_per_node;
   const CostContext c{sc, hw, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
                       tr.tp_comm_overlap};

@@ -63,15 +63,8 @@ struct Scratch {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys;
   std::vector<std::pair<int, int>> ranges;
   std::vector<TaskId> grad_tasks;
-  // The last schedules generated (pipeline_schedule is a pure function of these keys): the sweep asks for the same
-  // few again and again.
-  struct CachedSchedule {
-    Schedule schedule{};
-    int pp = 0, vpp = 0, microbatches = 0;
-    ScheduleOrder order;
-  };
-  std::array<CachedSchedule, 4> schedules{};
-  std::size_t schedule_next = 0;
+  // The last schedules generated: the sweep asks for the same few again and again (the memory pre-check shares it).
+  ScheduleCache schedules;
   ScheduleOrder custom;  // an explicit schedule (EvalOptions::schedule)
 };
 
@@ -148,6 +141,9 @@ private:
 
   // Pass compositions repeat (same kind and layer count): intern them instead of storing one per task.
   std::uint32_t intern_cost(std::uint64_t key, const PassCost& c);
+  // The id interned under `key`, or kNoCost.
+  static constexpr std::uint32_t kNoCost = ~std::uint32_t{0};
+  std::uint32_t find_cost(std::uint64_t key) const;
   std::uint32_t add_cost(const PassCost& c) {  // a composition that does not repeat (F&B pairs)
     out_.costs.push_back(c);
     return static_cast<std::uint32_t>(out_.costs.size() - 1);

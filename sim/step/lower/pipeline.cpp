@@ -28,6 +28,12 @@ const char* host_part_name(HostPart p) {
 
 namespace lowering {
 
+std::uint32_t Builder::find_cost(std::uint64_t key) const {
+  for (const auto& [k, id] : cost_keys_)
+    if (k == key) return id;
+  return kNoCost;
+}
+
 std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
   for (const auto& [k, id] : cost_keys_)
     if (k == key) return id;
@@ -137,18 +143,27 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     const int layers = le - lb;
     // Uniform models (every dense model): one kind, n · cost — the sweep's hot path skips the per-kind sums.
     const bool one_kind = k_.uniform();
-    PassCost cost = one_kind ? k_.layer[kind].scaled(layers) : k_.range_cost(kind, lb, le);
+    const EdgeWork e = edge_work(vs, place_.virtual_stages(), fwd, i == 0, i + 1 == ranges.size());
+    // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
+    const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
+                                         : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
+    const std::uint64_t cost_key = (fwd ? 1u : 0u) | (range << 1) | (e.embedding ? 1ull << 40 : 0) |
+                                   (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44);
+    // An unpaired segment whose cost was composed before (same key: same inputs) takes it as it is.
+    const std::uint32_t known = pair ? kNoCost : find_cost(cost_key);
+    PassCost cost = known != kNoCost ? out_.costs[known]
+                    : one_kind       ? k_.layer[kind].scaled(layers)
+                                     : k_.range_cost(kind, lb, le);
     const RankParams rp = one_kind ? RankParams{k_.kinds.front().params.dense * layers,
                                                 k_.kinds.front().params.expert * layers}
                                    : k_.range_params(lb, le);
     double params = rp.dense;
-    const EdgeWork e = edge_work(vs, place_.virtual_stages(), fwd, i == 0, i + 1 == ranges.size());
     if (e.embedding) {
-      cost += k_.embed[kind];
+      if (known == kNoCost) cost += k_.embed[kind];
       params += k_.embed_params;
     }
     if (e.head) {
-      cost += k_.head[kind];
+      if (known == kNoCost) cost += k_.head[kind];
       params += k_.head_params;
     }
     std::uint32_t cost_id;
@@ -156,12 +171,7 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
       cost = pair->apply(cost);
       cost_id = add_cost(cost);
     } else {
-      // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
-      const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
-                                           : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
-      const std::uint64_t key = (fwd ? 1u : 0u) | (range << 1) | (e.embedding ? 1ull << 40 : 0) |
-                                (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44);
-      cost_id = intern_cost(key, cost);
+      cost_id = known != kNoCost ? known : intern_cost(cost_key, cost);
     }
     TaskInfo ti{static_cast<TaskKind>(kind), Axis::tp, Collective::AllReduce, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, static_cast<std::int16_t>(lb),
@@ -199,6 +209,8 @@ void Builder::add_pipe_recvs(int stage) {
   const int nvs = place_.virtual_stages();
   if (nvs == 1) return;
   const auto& order = sched()[stage];
+  // F&B-pair schedules (DualPipe) wait on their transfers only: no device-wide synchronize after a receive.
+  const bool pairs = schedule_traits(sc_.train.schedule).overlaps_forward_backward;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PipeOp& op = order[i];
     if (op.kind == PipeOp::BackwardWeight) continue;
@@ -231,7 +243,7 @@ void Builder::add_pipe_recvs(int stage) {
       g_.add_dep(r, segs_[first.first].task);
       key = first.key + kKeyRecv + 1;  // after the first op's own receive
     }
-    if (schedule_traits(sc_.train.schedule).overlaps_forward_backward) sync_s = -1.0;
+    if (pairs) sync_s = -1.0;
     issue(r, k_.host.p2p_s, 2, key, sync_s);
   }
 }
@@ -240,17 +252,7 @@ const ScheduleOrder& Builder::schedule_for(const ScheduleOrder* explicit_order) 
   if (explicit_order) return *explicit_order;
   const Schedule s = sc_.train.schedule;
   const int vpp = sc_.plan.vpp;  // the plan's (V_ is the placement's chunks per stage: 2 under DualPipe at vpp 1)
-  for (const Scratch::CachedSchedule& c : scratch_.schedules)
-    if (!c.order.empty() && c.schedule == s && c.pp == P_ && c.vpp == vpp && c.microbatches == M_) return c.order;
-  Scratch::CachedSchedule& c = scratch_.schedules[scratch_.schedule_next];
-  scratch_.schedule_next = (scratch_.schedule_next + 1) % scratch_.schedules.size();
-  c.order.clear();  // (a throwing generator leaves the entry empty, i.e. unused)
-  c.order = pipeline_schedule(s, P_, vpp, M_);
-  c.schedule = s;
-  c.pp = P_;
-  c.vpp = vpp;
-  c.microbatches = M_;
-  return c.order;
+  return scratch_.schedules.get(s, P_, vpp, M_);
 }
 
 void Builder::build(const ScheduleOrder* schedule) {
