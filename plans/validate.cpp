@@ -265,6 +265,17 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
     w.push_back("MoE with tp" + S(p.tp) + " without --sp: Megatron-Core requires sequence parallelism here; simulated "
                 "with every TP rank routing the same tokens and the expert outputs all-reduced over TP (add --sp for "
                 "what Megatron runs)");
+  // layernorm recompute acts on the norms that are separate modules in Megatron-Core's Transformer Engine layer spec
+  // (gpt_layer_specs.py: MLA's input norm, an MoE layer's pre-MLP norm); the others are fused into a LayerNormLinear.
+  if (t.recompute == Recompute::Selective && t.recompute_modules.has(RecomputeModule::LayerNorm)) {
+    bool acts = false;
+    for (const auto& kc : m.layer_kind_counts())
+      acts = acts || kc.first.ffn == FfnKind::MoE || kc.first.attention == AttentionKind::MLA;
+    if (!acts)
+      w.push_back("--recompute-modules layernorm has no effect on " + model_name(m) +
+                  ": Transformer Engine fuses its norms into the following LayerNormLinear (Megatron-Core recomputes "
+                  "only separate norm modules: MLA's input norm, an MoE layer's pre-MLP norm)");
+  }
   const ShardingTraits& sh = sharding_traits(p.sharding);
   if (sh.shards_optimizer && !sh.hierarchical && p.dp == 1 && p.cp == 1)
     w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");

@@ -195,4 +195,10 @@ TEST_CASE("--recompute-modules: Megatron-Core's module names and its own validat
   t.moe_a2a_overlap = false;
   t.recompute_modules = parse_recompute_modules("layernorm,moe_act,moe");
   CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) == "<no error>");
+  // layernorm on a dense, standard-attention model is valid but acts on nothing (TE fuses both norms): a warning.
+  t.recompute_modules = parse_recompute_modules("layernorm");
+  CHECK(has_warning(plan_warnings(parse_plan("tp8pp2dp4"), test::llama2_7b(), test::node_of(8), t),
+                    "--recompute-modules layernorm has no effect on llama2-7b"));
+  CHECK(!has_warning(plan_warnings(parse_plan("tp1pp1dp8ep8"), test::mixtral_8x7b(), test::node_of(8), t),
+                     "layernorm has no effect"));
 }
