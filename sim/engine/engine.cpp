@@ -229,16 +229,25 @@ void Executor::push_wake(TimeNs t, StreamId s) {
 double Executor::rate(const TaskGraph& g, TaskId t) const {
   const StreamId s = g.tasks_[t].stream;
   const int dev = g.stream_device_[s];
+  double r = 1.0;
   if (g.stream_class_[s] == StreamClass::Compute) {
     const double sd = g.device_slowdown_[dev];
-    return (sd > 0 && device_comm_active_[dev] > 0) ? 1.0 / (1.0 + sd) : 1.0;
+    if (sd > 0 && device_comm_active_[dev] > 0) r = 1.0 / (1.0 + sd);
   }
-  const int k = device_nic_active_[dev];
-  if (g.tasks_[t].nic_ns > 0 && k > 1) {
+  if (g.tasks_[t].nic_ns > 0 && device_nic_active_[dev] > 1) {
+    // The other running NIC tasks of the device, each weighted by the share of its own time it spends on the NIC.
+    double load = 0;
+    for (std::uint32_t i = device_begin_[dev]; i < device_begin_[dev + 1]; ++i) {
+      const StreamId o = device_streams_[i];
+      if (!stream_busy_[o]) continue;
+      const TaskId u = stream_running_[o];
+      if (u == t || g.tasks_[u].nic_ns <= 0) continue;
+      load += static_cast<double>(g.tasks_[u].nic_ns) / static_cast<double>(g.tasks_[u].duration);
+    }
     const double d = static_cast<double>(g.tasks_[t].duration), b = static_cast<double>(g.tasks_[t].nic_ns);
-    return d / (d + (k - 1) * b);
+    r *= d / (d + load * b);
   }
-  return 1.0;
+  return r;
 }
 
 // The end event of a running task: its remaining work at its current rate, and never before its last kernel was
@@ -284,10 +293,8 @@ void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& o
   const int dev = g.stream_device_[s];
   ts_[t].remaining = static_cast<double>(g.tasks_[t].duration);
   ts_[t].last_update = at;
-  if (g.stream_class_[s] == StreamClass::Comm) {
-    set_comm_active(g, dev, +1, now);
-    if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, +1, now, t);
-  }
+  if (g.stream_class_[s] == StreamClass::Comm) set_comm_active(g, dev, +1, now);
+  if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, +1, now, t);
   ts_[t].rate = rate(g, t);
   schedule_end(g, t, now);
   // The host may be waiting for this task to start (its launch queue was full).
@@ -314,7 +321,7 @@ void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs 
   if (before <= 1 && device_nic_active_[device] <= 1) return;  // alone before and after: no rate changes
   for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
     const StreamId s = device_streams_[i];
-    if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Comm) continue;
+    if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
     if (t == except || g.tasks_[t].nic_ns <= 0) continue;
     replan(g, t, now, ts_[t].rate);
@@ -561,10 +568,8 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     const bool gpu = g.stream_class_[s] != StreamClass::Host;
     if (gpu) {
       stream_busy_[s] = 0;
-      if (g.stream_class_[s] == StreamClass::Comm) {
-        set_comm_active(g, dev, -1, now);
-        if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, -1, now, t);
-      }
+      if (g.stream_class_[s] == StreamClass::Comm) set_comm_active(g, dev, -1, now);
+      if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, -1, now, t);
       if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
         hwait_[dev] = HostWait::None;
         resume_.push_back(dev);
