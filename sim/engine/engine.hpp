@@ -196,8 +196,7 @@ private:
   void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
   void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
-  void set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now);
-  void set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except);
+  void set_active(const TaskGraph& g, int device, int comm_delta, int nic_delta, TimeNs now, TaskId except);
   void apply_queue(const TaskGraph& g, int device, const Timeline& out);
   double rate(const TaskGraph& g, TaskId t) const;
   template <class It, class Less>
@@ -212,6 +211,10 @@ private:
   std::vector<TimeNs> wake_at_;         // per stream: the pending wake event's time (-1: none)
   std::vector<TaskId> stream_running_;
   std::vector<int> device_comm_active_, device_nic_active_;
+  std::vector<double> device_nic_load_;  // per device: Σ nic_ns/duration of its running NIC tasks
+  static double nic_share(const TaskGraph& g, TaskId t) {
+    return static_cast<double>(g.tasks_[t].nic_ns) / static_cast<double>(g.tasks_[t].duration);
+  }
   std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
   // Per task, in one record (one cache line): what the event loop reads and writes together.
   struct TaskState {
