@@ -185,8 +185,10 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //    is < 20 % of the layer); S40's dense B200 rows run −13.6 % too (blackwell.csv).
   //  - Qwen3 (E0008–E0013, −23 % to +9 %): host-sensitive — the recipes' partial CUDA graphs (attn, moe_router,
   //    moe_preprocess), which parsim cannot state, make E0011 host-bound here (+9.1 %).
-  // The bounds below guard against regressions; tighten them as the model improves.
-  constexpr double kMoeMeanBound = 0.185;
+  // The bounds below guard against regressions; tighten them as the model improves. The mean moved from 18.1 % to
+  // 18.7 % when host_megatron was refitted on the second host-bound source S54 (2.65 → 2.46, hardware/calibration.json):
+  // the host-sensitive rows (Qwen3, E0011) get a cheaper host; moe.csv is not in the cross-validation fit.
+  constexpr double kMoeMeanBound = 0.19;
   constexpr double kMoeRowBound = 0.46;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
