@@ -22,7 +22,10 @@
 //     no flash: softmax output e·(a/t)·(s/c)·s·b, plus with dropout its 1-byte mask and the dropped-out
 //               probabilities e·(a/t)·(s/c)·s·b                         → GPT: 5as²b/t, Korthikanti's "5as/(ht)"
 // Recompute: selective drops the attention core (Korthikanti §4.3 "selective"; with flash only the logsumexp);
-// full keeps only the layer input e·sbh (÷t when the input is an SP shard) — Table 2's last row.
+// full keeps only the layer input e·sbh (÷t when the input is an SP shard) — Table 2's last row. Selective by
+// module (Megatron-Core --recompute-modules): core_attn is the attention core above; layernorm, mla_up_proj, mlp,
+// moe, moe_act and shared_experts free the tensors listed in layer_terms (Split::freed*), from Megatron-Core's
+// checkpointing code.
 // Llama style (RMSNorm, SwiGLU, no dropout, flash, bf16), t = c = 1, no recompute: norm inputs 4 + QKV in 2 + FFN in 2
 // + Q 2 + K,V 4·g/a + O in 2 + FFN 6·f/h, in units of sbh, plus 4·b·a·s of logsumexp. Llama-2-7B (g = a,
 // f/h = 2.6875): 32.125·sbh (domain-notes §3: ≈ 32.1).
@@ -64,6 +67,10 @@ struct Split {
   double tp;      // tensors already split by TP
   double core;    // attention-core tensors
   double routed;  // MoE: tensors of the routed (token, expert) pairs on this rank
+  // Selective recompute by module (o.recompute_modules beyond core_attn): what the recomputed modules no longer keep,
+  // hidden-sized (÷t under SP like `hidden`) and the rest.
+  double freed_hidden;
+  double freed;
 };
 
 double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
@@ -115,6 +122,48 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     per_token_tp += ffn_bytes * (static_cast<double>(m.ffn_hidden) / t);
   }
   x.tp = sb * per_token_tp;
+  if (o.recompute == Recompute::Selective) {
+    const RecomputeModules r = o.recompute_modules;
+    const bool moe = k.ffn == FfnKind::MoE, mla = k.attention == AttentionKind::MLA;
+    // layernorm: Megatron-Core discards a separate norm module's output and re-runs the norm from its kept input
+    // (transformer_layer.py, CheckpointWithoutOutput). In the Transformer Engine layer spec
+    // (megatron/core/models/gpt/gpt_layer_specs.py) the input norm is fused into the QKV LayerNormLinear
+    // (input_layernorm = IdentityOp) except under MLA, and the pre-MLP norm into FC1 except in MoE layers (the router
+    // and the experts read its output): so an MLA layer frees its input norm's output (the down-projections' input)
+    // and an MoE layer its pre-MLP norm's output (router / shared-expert input), g_in·sbh each; other layers nothing.
+    if (r.has(RecomputeModule::LayerNorm)) x.freed_hidden += sb * h * g_in * ((mla ? 1.0 : 0.0) + (moe ? 1.0 : 0.0));
+    // mla_up_proj (multi_latent_attention.py qkv_up_checkpoint): the up-projections' outputs Q, K (a/t·(n + r) each)
+    // and V (a/t·v) are discarded once the attention core has consumed them; the latents and the rope key stay.
+    if (mla && r.has(RecomputeModule::MlaUpProj))
+      x.freed += sb * e * a_r *
+                 (2.0 * static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim) + static_cast<double>(m.v_head_dim));
+    // mlp (a dense layer's MLP under tensor_parallel.checkpoint): keeps only the checkpoint's input — the residual
+    // stream, which is the fused pre-MLP norm's input counted above — and frees the norm output FC1 keeps (g_in·sbh)
+    // and the FFN tensors (Korthikanti Table 2's MLP terms: FC1 output, activation output).
+    if (!moe && r.has(RecomputeModule::Mlp)) {
+      x.freed_hidden += sb * h * g_in;
+      x.freed += sb * ffn_bytes * static_cast<double>(m.ffn_hidden) / t;
+    }
+    if (moe) {
+      const double shared_ffn = sb * ffn_bytes * static_cast<double>(m.shared_experts * m.shared_ffn()) / t;
+      if (r.has(RecomputeModule::Moe)) {
+        // moe (moe_layer.py: the whole MoE forward under one checkpoint whose input is the pre-MLP norm output):
+        // router scores and map, every routed pair's tensors and the shared experts' FFN tensors are freed.
+        x.freed_hidden += sb * 5.0 * m.experts;
+        x.freed += x.routed + shared_ffn;
+      } else {
+        // moe_act (experts.py: the activation under CheckpointWithoutOutput): FC1's output stays (the activation's
+        // input), the activation output — FC2's input, g_in per routed pair and f_e/etp column — is freed.
+        if (r.has(RecomputeModule::MoeAct)) {
+          const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
+          x.freed += moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split) * g_in *
+                     static_cast<double>(m.expert_ffn_hidden) / split.etp;
+        }
+        // shared_experts (shared_experts.py under tensor_parallel.checkpoint): the shared experts' FFN tensors.
+        if (r.has(RecomputeModule::SharedExperts)) x.freed += shared_ffn;
+      }
+    }
+  }
   if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
   else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
   return x;
@@ -130,8 +179,9 @@ double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t 
     return activation_element_bytes(o.precision) * static_cast<double>(s) / o.cp * static_cast<double>(b) *
            static_cast<double>(m.hidden) / sp_div(o);
   }
-  const double core = o.recompute == Recompute::Selective ? 0.0 : x.core;
-  return x.hidden / sp_div(o) + x.tp + core + x.routed;
+  const bool sel = o.recompute == Recompute::Selective;
+  const double core = sel && o.recompute_modules.has(RecomputeModule::CoreAttn) ? 0.0 : x.core;
+  return x.hidden / sp_div(o) + x.tp + core + x.routed - (x.freed_hidden / sp_div(o) + x.freed);
 }
 
 double activation_bytes_per_layer(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
@@ -160,7 +210,9 @@ double activation_working_bytes(const ModelSpec& m, LayerKind k, std::int64_t b,
   ActivationOptions none = o;
   none.recompute = Recompute::None;
   if (o.recompute == Recompute::Full) return activation_bytes_per_layer(m, k, b, s, none) + dispatch;
-  return x.core + dispatch;
+  // Selective: the recomputed modules' tensors exist again while the layer's backward runs.
+  const double core = o.recompute_modules.has(RecomputeModule::CoreAttn) ? x.core : 0.0;
+  return core + (x.freed_hidden / sp_div(o) + x.freed) + dispatch;
 }
 
 double activation_working_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {

@@ -169,14 +169,44 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
   return model_flops(m, sequences, s) + 3.0 * router + extra;
 }
 
+// Selective recompute by module (Megatron-Core --recompute-modules; what each module re-runs is documented in
+// sim/step/costs/layer.cpp): the forward GEMM FLOPs of the recomputed modules, per layer of the kind they act on —
+// core_attn the scores and attention×V, mlp a dense layer's FFN, moe an MoE layer's router, routed and shared experts,
+// shared_experts the shared experts, mla_up_proj the q and kv up-projections (2·T·a·((n + r)·q_r + (n + v)·kv_r),
+// q_r = h when the model has no q LoRA: then the q projection is inside the recomputed function). layernorm and
+// moe_act re-run elementwise kernels only: no GEMM FLOPs.
+double selective_recompute_flops(const ModelSpec& m, LayerKind kind, const LayerFlops& fwd, std::int64_t sequences,
+                                 std::int64_t s, RecomputeModules mods) {
+  double extra = 0;
+  if (mods.has(RecomputeModule::CoreAttn)) extra += fwd.scores + fwd.attn_v;
+  if (kind.ffn == FfnKind::Dense && mods.has(RecomputeModule::Mlp)) extra += fwd.ffn;
+  if (kind.ffn == FfnKind::MoE) {
+    if (mods.has(RecomputeModule::Moe)) extra += fwd.experts + fwd.shared + fwd.router;
+    else if (mods.has(RecomputeModule::SharedExperts)) extra += fwd.shared;
+  }
+  if (kind.attention == AttentionKind::MLA && mods.has(RecomputeModule::MlaUpProj)) {
+    const double T = static_cast<double>(sequences) * static_cast<double>(s), a = static_cast<double>(m.heads);
+    const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
+    const double qr = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : static_cast<double>(m.hidden);
+    extra += 2.0 * T * a * ((n + r) * qr + (n + static_cast<double>(m.v_head_dim)) * static_cast<double>(m.kv_lora_rank));
+  }
+  return extra;
+}
+
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count) {
-  if (count == AttentionCount::Full) return hardware_flops(m, sequences, s, r);
+  return hardware_flops(m, sequences, s, r, count, RecomputeModules{});
+}
+
+double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count,
+                      RecomputeModules mods) {
+  if (count == AttentionCount::Full && mods == RecomputeModules{}) return hardware_flops(m, sequences, s, r);
   double extra = 0, router = 0;
   for (const auto& [kind, n] : m.layer_kind_counts()) {
-    const LayerFlops fwd = counted_layer_flops(m, kind, sequences, s, count);
+    const LayerFlops fwd = count == AttentionCount::Full ? layer_forward_flops(m, kind, sequences, s)
+                                                         : counted_layer_flops(m, kind, sequences, s, count);
     router += n * fwd.router;
     if (r == Recompute::Full) extra += n * fwd.total();
-    if (r == Recompute::Selective) extra += n * (fwd.scores + fwd.attn_v);
+    if (r == Recompute::Selective) extra += n * selective_recompute_flops(m, kind, fwd, sequences, s, mods);
   }
   return model_flops(m, sequences, s, count) + 3.0 * router + extra;
 }

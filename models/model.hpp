@@ -302,6 +302,12 @@ double model_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, A
 // selective: the attention core's forward, Korthikanti 2022 App. A).
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r);
 double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count);
+// With selective recompute by module (Megatron-Core --recompute-modules): the recomputed modules' forward GEMM FLOPs.
+double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s, Recompute r, AttentionCount count,
+                      RecomputeModules mods);
+// Forward GEMM FLOPs that selective recompute of `mods` re-runs in one layer of kind `kind` (fwd: its forward FLOPs).
+double selective_recompute_flops(const ModelSpec& m, LayerKind kind, const LayerFlops& fwd, std::int64_t sequences,
+                                 std::int64_t s, RecomputeModules mods);
 // Training FLOPs (3 × forward) of the MTP modules when they are trained (Megatron --mtp-num-layers): per module the
 // 2h→h projection, one layer of the last layer's kind and its own LM head; 0 when the model has none.
 double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
@@ -314,6 +320,7 @@ struct ActivationOptions {
   int cp = 1;
   bool sp = false;
   Recompute recompute = Recompute::None;
+  RecomputeModules recompute_modules;  // with recompute Selective: Megatron-Core's --recompute-modules
   bool flash_attention = true;  // flash kernels never store the s² score/softmax tensors
   Precision precision = Precision::BF16;
   ExpertSplit experts;          // MoE layers: etp (0 = tp) and routing imbalance; ep does not change activations

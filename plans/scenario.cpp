@@ -146,6 +146,16 @@ OptionTable<In> build_table() {
       "recompute", "--recompute", "activation recomputation (selective: the attention core only)",
       {"none", "selective", "full"}, "none", [](In& x, const std::string& v) { x.train.recompute = parse_recompute(v); },
       [](const In& x) -> std::optional<std::string> { return to_string(x.train.recompute); }, P | R));
+  t.push_back(text<In>(
+      "recompute_modules", "--recompute-modules",
+      "with --recompute selective: the modules recomputed, comma-separated (Megatron-Core --recompute-modules): "
+      "core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts",
+      "core_attn", [](In& x, const std::string& v) { x.train.recompute_modules = parse_recompute_modules(v); },
+      [](const In& x) -> std::optional<std::string> {
+        if (x.train.recompute_modules == RecomputeModules{}) return std::nullopt;
+        return to_string(x.train.recompute_modules);
+      },
+      P));
   t.push_back(choice<In>(
       "precision", "--precision", "precision of the matrix multiplies (mixed precision, fp32 master weights)",
       {"bf16", "fp16", "fp8", "fp32"}, "bf16",

@@ -88,6 +88,8 @@ struct TrainingConfig {
   std::int64_t gbs = 0;    // global batch, sequences per optimizer step; 0 = the contract's default
   std::int64_t mbs = 1;    // micro-batch, sequences
   Recompute recompute = Recompute::None;
+  // With recompute Selective: which modules (Megatron-Core --recompute-modules; default core_attn, the attention core).
+  RecomputeModules recompute_modules;
   bool sp = false;
   bool sp_auto = false;               // true: decided by the stack (resolve_training); the option table's default
   Precision precision = Precision::BF16;

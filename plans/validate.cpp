@@ -61,6 +61,55 @@ std::optional<std::string> expert_plan_error(const Plan& p, const ModelSpec& m) 
   return std::nullopt;
 }
 
+// --recompute-modules against the model and the other options, as Megatron-Core's TransformerConfig.__post_init__
+// checks them (megatron/core/transformer/transformer_config.py @d98e8a64: mla_up_proj needs multi-latent attention,
+// shared_experts cannot run with --moe-shared-expert-overlap, and --overlap-moe-expert-parallel-comm forbids moe),
+// plus what Megatron accepts silently as a no-op and parsim names instead: moe / moe_act / shared_experts on a model
+// without experts (no MoELayer to act on), shared_experts without shared experts, mlp when every layer is MoE
+// (transformer_layer.py sets recompute_mlp only for layers that are not MoE layers).
+std::optional<std::string> recompute_modules_error(const ModelSpec& m, const TrainingConfig& t) {
+  const RecomputeModules r = t.recompute_modules;
+  if (r == RecomputeModules{}) return std::nullopt;
+  const std::string list = "--recompute-modules " + to_string(r);
+  if (t.recompute != Recompute::Selective)
+    return list + " needs --recompute selective (Megatron-Core --recompute-granularity selective), got --recompute " +
+           to_string(t.recompute);
+  if (t.stack != Stack::Megatron)
+    return list + " is Megatron-Core's selective recompute (--stack megatron), got --stack " + to_string(t.stack) +
+           " (whose selective recompute is the attention core: drop --recompute-modules)";
+  bool mla = false, dense = false;
+  for (const auto& kc : m.layer_kind_counts()) {
+    mla = mla || kc.first.attention == AttentionKind::MLA;
+    dense = dense || kc.first.ffn == FfnKind::Dense;
+  }
+  auto bad = [&](RecomputeModule x, const std::string& why) -> std::optional<std::string> {
+    for (const RecomputeModuleName& n : kRecomputeModuleNames)
+      if (n.module == x) return "--recompute-modules " + std::string(n.name) + ": " + why;
+    return why;
+  };
+  if (r.has(RecomputeModule::MlaUpProj) && !mla)
+    return bad(RecomputeModule::MlaUpProj, model_name(m) + " has no multi-latent attention (valid for MLA models such "
+                                           "as DeepSeek-V3; choose from core_attn, layernorm, mlp" +
+                                           std::string(m.is_moe() ? ", moe, moe_act, shared_experts)" : ")"));
+  if (!m.is_moe())
+    for (RecomputeModule x : {RecomputeModule::Moe, RecomputeModule::MoeAct, RecomputeModule::SharedExperts})
+      if (r.has(x))
+        return bad(x, model_name(m) + " is a dense model without experts (valid: core_attn, layernorm, mlp" +
+                          std::string(mla ? ", mla_up_proj)" : ")"));
+  if (r.has(RecomputeModule::SharedExperts) && m.is_moe() && m.shared_experts <= 0)
+    return bad(RecomputeModule::SharedExperts, model_name(m) + " has no shared experts (use moe or moe_act)");
+  if (r.has(RecomputeModule::SharedExperts) && t.moe_shared_expert_overlap)
+    return bad(RecomputeModule::SharedExperts, "cannot run with --moe-shared-expert-overlap (Megatron-Core "
+                                               "transformer_config.py rejects the pair)");
+  if (r.has(RecomputeModule::Moe) && t.moe_a2a_overlap)
+    return bad(RecomputeModule::Moe, "cannot run with --moe-a2a-overlap (Megatron-Core: 'disable moe in "
+                                     "recompute_modules when enabling overlap_moe_expert_parallel_comm')");
+  if (r.has(RecomputeModule::Mlp) && !dense)
+    return bad(RecomputeModule::Mlp, "every layer of " + model_name(m) + " is an MoE layer, and mlp recomputes dense "
+                                     "MLPs only (use moe or moe_act)");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
@@ -184,6 +233,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.stack == Stack::MegatronLegacy && t.tp_comm_overlap)
     return "--tp-comm-overlap is Transformer Engine's userbuffer overlap, which the megatron-legacy stack predates "
            "(drop it, or use --stack megatron)";
+  if (auto e = recompute_modules_error(m, t)) return e;
   if (t.precision == Precision::FP8 && !hw.gpu.has_fp8())
     return "--precision fp8 needs fp8 tensor cores, which " + (hw.gpu.name.empty() ? std::string("this GPU") : hw.gpu.name) +
            " does not have (choose bf16, fp16 or fp32)";
@@ -215,6 +265,17 @@ std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const 
     w.push_back("MoE with tp" + S(p.tp) + " without --sp: Megatron-Core requires sequence parallelism here; simulated "
                 "with every TP rank routing the same tokens and the expert outputs all-reduced over TP (add --sp for "
                 "what Megatron runs)");
+  // layernorm recompute acts on the norms that are separate modules in Megatron-Core's Transformer Engine layer spec
+  // (gpt_layer_specs.py: MLA's input norm, an MoE layer's pre-MLP norm); the others are fused into a LayerNormLinear.
+  if (t.recompute == Recompute::Selective && t.recompute_modules.has(RecomputeModule::LayerNorm)) {
+    bool acts = false;
+    for (const auto& kc : m.layer_kind_counts())
+      acts = acts || kc.first.ffn == FfnKind::MoE || kc.first.attention == AttentionKind::MLA;
+    if (!acts)
+      w.push_back("--recompute-modules layernorm has no effect on " + model_name(m) +
+                  ": Transformer Engine fuses its norms into the following LayerNormLinear (Megatron-Core recomputes "
+                  "only separate norm modules: MLA's input norm, an MoE layer's pre-MLP norm)");
+  }
   const ShardingTraits& sh = sharding_traits(p.sharding);
   if (sh.shards_optimizer && !sh.hierarchical && p.dp == 1 && p.cp == 1)
     w.push_back(to_string(p.sharding) + " with dp1 shards nothing (a data-parallel group of one)");

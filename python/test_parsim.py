@@ -47,6 +47,13 @@ class Predict(unittest.TestCase):
                      "--recompute", "selective", "--tokens", "2T")
         self.assertEqual(d, c)
         self.assertIn("days", d["train"])
+        # A comma-separated list keyword (--recompute-modules) and its one-line error.
+        self.assertEqual(parsim.predict(model="llama7b", plan="tp8pp2dp4", recompute="selective",
+                                        recompute_modules="core_attn,mlp"),
+                         cli_json("--model", "llama7b", "--plan", "tp8pp2dp4", "--recompute", "selective",
+                                  "--recompute-modules", "core_attn,mlp"))
+        with self.assertRaisesRegex(ValueError, "moe_act: llama2-7b is a dense model"):
+            parsim.predict(model="llama7b", plan="tp8pp2dp4", recompute="selective", recompute_modules="moe_act")
         # None means "not given": the option's default.
         self.assertEqual(parsim.predict(model="llama7b", plan="tp8pp2dp4", gbs=None),
                          parsim.predict(model="llama7b", plan="tp8pp2dp4"))

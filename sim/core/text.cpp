@@ -223,4 +223,45 @@ Recompute parse_recompute(const std::string& s) {
   throw InputError("--recompute '" + s + "' is not valid (choose none, selective or full)");
 }
 
+std::string to_string(RecomputeModules r) {
+  std::string out;
+  for (const RecomputeModuleName& n : kRecomputeModuleNames)
+    if (r.has(n.module)) {
+      if (!out.empty()) out += ',';
+      out += n.name;
+    }
+  return out;
+}
+RecomputeModules parse_recompute_modules(const std::string& s) {
+  std::string valid;
+  for (const RecomputeModuleName& n : kRecomputeModuleNames) {
+    if (!valid.empty()) valid += ", ";
+    valid += n.name;
+  }
+  RecomputeModules r{0u};
+  std::string word;
+  auto take = [&](const std::string& w) {
+    if (w.empty()) return;
+    const std::string l = to_lower(w);
+    for (const RecomputeModuleName& n : kRecomputeModuleNames)
+      if (l == n.name) {
+        r.bits |= static_cast<unsigned>(n.module);
+        return;
+      }
+    throw InputError("--recompute-modules: '" + shown(w) + "' is not a module (choose from " + valid + ")");
+  };
+  for (char ch : s) {
+    if (ch == ',' || ch == ' ') {
+      take(word);
+      word.clear();
+    } else {
+      word += ch;
+    }
+  }
+  take(word);
+  if (r.bits == 0u)
+    throw InputError("--recompute-modules '" + shown(s) + "' names no module (choose one or more of " + valid + ")");
+  return r;
+}
+
 }  // namespace parsim

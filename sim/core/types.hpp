@@ -17,6 +17,36 @@ constexpr double kMiB = 1024.0 * 1024.0;
 enum class Precision { BF16, FP16, FP8, FP32 };
 enum class Recompute { None, Selective, Full };
 
+// Megatron-Core's selective recompute by module (--recompute-granularity selective --recompute-modules …;
+// megatron/core/transformer/transformer_config.py `recompute_modules`, default ["core_attn"]). A bit set; only read
+// when the recompute is Selective. What each module recomputes and frees is documented where it is priced
+// (sim/step/costs/layer.cpp, models/activations.cpp, models/flops.cpp).
+enum class RecomputeModule : unsigned {
+  CoreAttn = 1u,       // the attention core (QKᵀ, softmax, ·V)
+  MoeAct = 2u,         // the routed experts' activation function (output discarded, FC1 output kept)
+  LayerNorm = 4u,      // the norms that are separate modules (output discarded, input kept)
+  MlaUpProj = 8u,      // MLA's q/kv up-projections and RoPE (outputs Q, K, V discarded, latents kept)
+  Mlp = 16u,           // a dense layer's whole MLP (checkpointed; input kept)
+  Moe = 32u,           // an MoE layer's whole MoE block: router, dispatch, experts, combine (checkpointed)
+  SharedExperts = 64u  // an MoE layer's shared experts (checkpointed)
+};
+struct RecomputeModules {
+  unsigned bits = static_cast<unsigned>(RecomputeModule::CoreAttn);
+  bool has(RecomputeModule x) const { return (bits & static_cast<unsigned>(x)) != 0; }
+  bool operator==(const RecomputeModules& o) const { return bits == o.bits; }
+  bool operator!=(const RecomputeModules& o) const { return bits != o.bits; }
+};
+// Every module in Megatron's order: the names the option takes.
+struct RecomputeModuleName {
+  RecomputeModule module;
+  const char* name;
+};
+inline constexpr RecomputeModuleName kRecomputeModuleNames[] = {
+    {RecomputeModule::CoreAttn, "core_attn"},   {RecomputeModule::MoeAct, "moe_act"},
+    {RecomputeModule::LayerNorm, "layernorm"},  {RecomputeModule::MlaUpProj, "mla_up_proj"},
+    {RecomputeModule::Mlp, "mlp"},              {RecomputeModule::Moe, "moe"},
+    {RecomputeModule::SharedExperts, "shared_experts"}};
+
 // Bytes of one element of the matrix-multiply inputs at this precision (fp8 GEMMs read 1-byte operands).
 double element_bytes(Precision p);
 // Bytes of one stored activation element: 2 for the 16-bit and fp8 modes (fp8 recipes keep bf16 activations
@@ -28,5 +58,8 @@ std::string to_string(Recompute r);
 // Case-insensitive parsers; throw InputError naming the value and the valid choices.
 Precision parse_precision(const std::string& s);
 Recompute parse_recompute(const std::string& s);
+// "core_attn,moe_act" (Megatron's order, comma-separated); the parser takes commas or spaces, repeated names once.
+std::string to_string(RecomputeModules r);
+RecomputeModules parse_recompute_modules(const std::string& s);
 
 }  // namespace parsim

@@ -185,7 +185,11 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   if (pc.active != pc.total) o << ", " << fmt_num(static_cast<double>(pc.active) / 1e9, 4) << " B active";
   o << ") on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node << " GPUs/node)\n";
   o << "  plan " << p.to_string() << "  seq " << t.seq << "  gbs " << t.gbs << "  mbs " << t.mbs << "  micro-batches "
-    << r.microbatches << "  recompute " << to_string(t.recompute) << (t.sp ? "  sp" : "") << "  "
+    << r.microbatches << "  recompute " << to_string(t.recompute)
+    << (t.recompute == Recompute::Selective && t.recompute_modules != RecomputeModules{}
+            ? " (" + to_string(t.recompute_modules) + ")"
+            : std::string())
+    << (t.sp ? "  sp" : "") << "  "
     << to_string(t.precision) << "  schedule " << to_string(t.schedule)
     << (effective_optimizer_sync(t) == OptimizerSync::PostValidation ? " (optimizer post-validation)" : "") << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")

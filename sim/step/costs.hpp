@@ -244,6 +244,11 @@ struct MoeComm {
   double a2a_fwd_s = 0, a2a_bwd_s = 0;
 };
 MoeComm moe_comm(const CostContext& c, const LayerWork& lw, const ExpertSplit& x);
+// What selective recompute re-runs before one layer's input gradient, by Megatron-Core module (tr.recompute_modules;
+// layer.cpp documents each): attn_f the attention core's forward, tp_f the layer's forward TP collectives, ep its
+// MoE dispatch/combine.
+PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWork& lw, double attn_f, double tp_f,
+                             const MoeComm& ep);
 // Adds `total` EP communication to a pass: synchronous on the compute stream (Megatron-Core's dispatchers block the
 // layer), except what the shared experts hide when they overlap the dispatch (min(hideable, shared_s)) or, with
 // --moe-a2a-overlap, what the other direction's compute of another micro-batch covers (min(hideable, other_pass_s)).

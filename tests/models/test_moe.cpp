@@ -301,3 +301,52 @@ TEST_CASE("MLA and q/k-norm activation memory") {
             activation_bytes_per_layer(neox, 1, 2048, opts(1, false)) ==
         doctest::Approx(2.0 * 2048 * 512));
 }
+
+TEST_CASE("selective recompute by module: what each module no longer keeps (Megatron-Core checkpointing)") {
+  // Mixtral (MoE, standard attention) layer 0 as in the MoE activation test above: 1,057,685,504 B without recompute,
+  // tp 1, bf16 (g_in = e = 2 B), 4,096 tokens, R = 8,192 routed pairs, h = 4,096, f_e = 14,336.
+  const ModelSpec m = load("mixtral-8x7b-v0.1.config.json");
+  auto sel = [](const std::string& mods) {
+    ActivationOptions o = opts(1, false, Recompute::Selective, 1);
+    o.recompute_modules = parse_recompute_modules(mods);
+    return o;
+  };
+  const double none = 1'057'685'504.0;
+  auto kept = [&](const std::string& mods) { return activation_bytes_per_layer(m, m.layer(0), 1, 4096, sel(mods)); };
+  // core_attn (the default): the flash logsumexp, 4·32·4,096 = 524,288.
+  CHECK(kept("core_attn") == doctest::Approx(none - 524'288.0));
+  // layernorm: the pre-MLP norm's output (router / expert input), 2·sbh = 33,554,432; the input norm is fused into
+  // the QKV LayerNormLinear in the TE spec and stays.
+  CHECK(kept("layernorm") == doctest::Approx(none - 33'554'432.0));
+  // moe_act: the activation output per routed pair, 8,192·2·14,336 = 234,881,024 (FC1's output stays).
+  CHECK(kept("moe_act") == doctest::Approx(none - 234'881'024.0));
+  // The GPT-OSS recipes' layernorm + moe_act: 1,057,685,504 − 268,435,456 = 789,250,048 (logsumexp kept).
+  CHECK(kept("layernorm,moe_act") == doctest::Approx(789'250'048.0));
+  // While the layer's backward runs, the recomputed tensors exist again, beside the dispatch buffers (134,217,728).
+  CHECK(activation_working_bytes(m, m.layer(0), 1, 4096, sel("layernorm,moe_act")) ==
+        doctest::Approx(268'435'456.0 + 134'217'728.0));
+  // moe: router scores and map 5·8·4,096 = 163,840 + every routed tensor 838,893,568 (no shared expert) =
+  // 839,057,408; the pre-MLP norm output stays (the checkpoint's input). moe includes moe_act.
+  CHECK(kept("moe") == doctest::Approx(none - 839'057'408.0));
+  CHECK(kept("moe,moe_act") == doctest::Approx(kept("moe")));
+
+  // DeepSeek-V3 dense MLA layer 0 (1,395,130,368 B without recompute, see the MLA test): h 7,168, 128 heads,
+  // qk_nope 128, qk_rope 64, v 128, FFN 18,432.
+  const ModelSpec d = load("deepseek-v3.config.json");
+  auto dkept = [&](int layer, const std::string& mods) {
+    return activation_bytes_per_layer(d, d.layer(layer), 1, 4096, sel(mods));
+  };
+  // mla_up_proj: Q, K (128·192 each) and V (128·128) per token, 2·4,096·128·(2·192 + 128) = 536,870,912.
+  CHECK(dkept(0, "mla_up_proj") == doctest::Approx(1'395'130'368.0 - 536'870'912.0));
+  // mlp: the fused pre-MLP norm's output FC1 keeps, 2·4,096·7,168 = 58,720,256, and the SwiGLU tensors
+  // 3·2·18,432·4,096 = 452,984,832: 511,705,088.
+  CHECK(dkept(0, "mlp") == doctest::Approx(1'395'130'368.0 - 511'705'088.0));
+  // layernorm: MLA's input norm is its own module: its output, 58,720,256 (the pre-MLP norm of a dense layer is fused).
+  CHECK(dkept(0, "layernorm") == doctest::Approx(1'395'130'368.0 - 58'720'256.0));
+  // The B200 recipe's mla_up_proj + mlp (E0007), without core_attn: the logsumexp (2,097,152) stays.
+  CHECK(dkept(0, "mla_up_proj,mlp") == doctest::Approx(1'395'130'368.0 - 536'870'912.0 - 511'705'088.0));
+  // shared_experts on MoE layer 3: the shared expert's SwiGLU tensors, 3·2·2,048·4,096 = 50,331,648; mlp does not act
+  // on an MoE layer.
+  CHECK(dkept(3, "core_attn") - dkept(3, "core_attn,shared_experts") == doctest::Approx(50'331'648.0));
+  CHECK(dkept(3, "core_attn,mlp") == doctest::Approx(dkept(3, "core_attn")));
+}

@@ -152,3 +152,53 @@ TEST_CASE("warnings: uneven chunks, few micro-batches, sharding over one rank, Z
   // A clean plan has no warnings.
   CHECK(plan_warnings(parse_plan("tp8pp2dp4"), test::llama2_7b(), h100, test::train(4096, 1024)).empty());
 }
+
+TEST_CASE("--recompute-modules: Megatron-Core's module names and its own validation, one line each") {
+  // transformer_config.py: the allowed modules; mla_up_proj only with multi-latent attention; shared_experts not with
+  // --moe-shared-expert-overlap; moe not with --overlap-moe-expert-parallel-comm. parsim also names the no-ops.
+  CHECK(to_string(parse_recompute_modules("moe_act,layernorm")) == "moe_act,layernorm");
+  CHECK(to_string(parse_recompute_modules("layernorm moe_act,layernorm")) == "moe_act,layernorm");
+  CHECK(error_of([] { parse_recompute_modules("attn"); }) ==
+        "--recompute-modules: 'attn' is not a module (choose from core_attn, moe_act, layernorm, mla_up_proj, mlp, moe, "
+        "shared_experts)");
+  CHECK(error_of([] { parse_recompute_modules(","); }) != "<no error>");
+  TrainingConfig t = test::train(4096, 1024);
+  t.stack = Stack::Megatron;
+  t.recompute_modules = parse_recompute_modules("mlp");
+  // Only with selective recompute.
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8), t) ==
+        Contains("needs --recompute selective (Megatron-Core --recompute-granularity selective), got --recompute none"));
+  t.recompute = Recompute::Selective;
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8), t) == "<no error>");
+  // Megatron-Core's option: not on the PyTorch stack.
+  TrainingConfig p = t;
+  p.stack = Stack::PyTorch;
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8), p) == Contains("--stack megatron"));
+  // MoE modules on a dense model; mla_up_proj without MLA; mlp when every layer is MoE.
+  t.recompute_modules = parse_recompute_modules("moe_act");
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8), t) ==
+        Contains("moe_act: llama2-7b is a dense model without experts"));
+  t.recompute_modules = parse_recompute_modules("mla_up_proj");
+  CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) ==
+        Contains("mla_up_proj: mixtral-8x7b has no multi-latent attention"));
+  t.recompute_modules = parse_recompute_modules("mlp");
+  CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) == Contains("every layer of mixtral-8x7b is an MoE layer"));
+  t.recompute_modules = parse_recompute_modules("shared_experts");
+  CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) == Contains("has no shared experts"));
+  // The pairs Megatron-Core rejects.
+  t.moe_shared_expert_overlap = true;
+  CHECK(err("tp1pp1dp8ep8", test::deepseek_v3_like(), test::node_of(8), t) == Contains("--moe-shared-expert-overlap"));
+  t.moe_shared_expert_overlap = false;
+  t.recompute_modules = parse_recompute_modules("moe");
+  t.moe_a2a_overlap = true;
+  CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) == Contains("--moe-a2a-overlap"));
+  t.moe_a2a_overlap = false;
+  t.recompute_modules = parse_recompute_modules("layernorm,moe_act,moe");
+  CHECK(err("tp1pp1dp8ep8", test::mixtral_8x7b(), test::node_of(8), t) == "<no error>");
+  // layernorm on a dense, standard-attention model is valid but acts on nothing (TE fuses both norms): a warning.
+  t.recompute_modules = parse_recompute_modules("layernorm");
+  CHECK(has_warning(plan_warnings(parse_plan("tp8pp2dp4"), test::llama2_7b(), test::node_of(8), t),
+                    "--recompute-modules layernorm has no effect on llama2-7b"));
+  CHECK(!has_warning(plan_warnings(parse_plan("tp1pp1dp8ep8"), test::mixtral_8x7b(), test::node_of(8), t),
+                     "layernorm has no effect"));
+}

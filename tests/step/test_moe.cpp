@@ -266,3 +266,137 @@ TEST_CASE("MoE: the alltoall dispatcher sorts the received chunks by local exper
   CHECK(layer_costs(context(a2a8, hw), kind).fwd.compute_s ==
         doctest::Approx(layer_costs(context(flex8, hw), kind).fwd.compute_s));
 }
+
+namespace {
+// A scenario with selective recompute of `modules` (Megatron-Core --recompute-modules) or none (modules empty).
+Scenario with_modules(ScenarioInput in, const std::string& modules) {
+  if (!modules.empty()) {
+    in.train.recompute = Recompute::Selective;
+    in.train.recompute_modules = parse_recompute_modules(modules);
+  }
+  return resolve_scenario(in);
+}
+ScenarioInput mixtral_ep8() {
+  ScenarioInput in;
+  in.model = kModels + "mixtral-8x7b-v0.1.config.json";
+  in.plan = "tp1pp1dp8ep8";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("selective recompute by module, MoE layer: layernorm, moe_act, moe re-run their forward in the backward") {
+  // Mixtral 8x7B tp1 ep8 (one local expert: no chunk sort), mbs 1, seq 4096, bf16 (e = 2 B), balanced routing: T =
+  // 4,096 tokens, R = k·T = 8,192 routed pairs on the busiest (every) rank, h = 4,096, f_e = 14,336, gated.
+  const ScenarioInput in = mixtral_ep8();
+  const Scenario none = with_modules(in, "");
+  const Hardware hw = megatron_compute(none.hw);
+  const LayerKind kind = none.model.layer(0);
+  auto costs = [&](const std::string& mods) { return layer_costs(context(with_modules(in, mods), hw), kind); };
+  const PassCosts base = layer_costs(context(none, hw), kind);
+  // layernorm: the pre-MLP norm is its own module in an MoE layer (the input norm is fused into the QKV
+  // LayerNormLinear): read h + write h per token, 2·4,096·4,096·2 = 67,108,864 B, one kernel.
+  const PassCosts ln = costs("layernorm");
+  CHECK(ln.bwd.compute_s - base.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 67108864.0, 1)));
+  // moe_act: the SwiGLU re-run on every routed pair: read gate and up, write the output, 3·f_e·e per pair:
+  // 8,192·3·14,336·2 = 704,643,072 B, one kernel.
+  const PassCosts act = costs("moe_act");
+  CHECK(act.bwd.compute_s - base.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 704643072.0, 1)));
+  // The GPT-OSS recipes' pair (layernorm + moe_act) adds both; recompute lands in B, never in W or the forward.
+  const PassCosts both = costs("layernorm,moe_act");
+  CHECK(both.bwd.compute_s - base.bwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(hw, 67108864.0, 1) + memory_bound_time_s(hw, 704643072.0, 1)));
+  CHECK(both.bwd_input.compute_s - base.bwd_input.compute_s ==
+        doctest::Approx(both.bwd.compute_s - base.bwd.compute_s));
+  CHECK(both.bwd_weight.compute_s == base.bwd_weight.compute_s);
+  CHECK(both.fwd.compute_s == base.fwd.compute_s);
+  // Without core_attn the attention core is not recomputed: the list replaces Megatron's default ["core_attn"].
+  const PassCosts core = costs("core_attn");
+  CHECK(core.bwd.compute_s > base.bwd.compute_s);
+  CHECK(costs("core_attn,moe_act").bwd.compute_s - core.bwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(hw, 704643072.0, 1)));
+  // moe: the whole MoE block forward — router GEMM [4,096 × 8 × 4,096], the one local expert's fc1 [8,192 × 28,672 ×
+  // 4,096] and fc2 [8,192 × 4,096 × 14,336], the block's memory-bound kernels (router scores (e + 4)·E per token =
+  // 196,608 B, permute + unpermute 4·R·h·e = 268,435,456 B, activation 704,643,072 B: 973,275,136 B in 9 + 1
+  // kernels) — and the dispatch and combine exchanges again (ep_s grows by the forward's).
+  const PassCosts moe = costs("moe");
+  const double gemms = gemm_time_s(hw, 4096, 8, 4096, Precision::BF16) + gemm_time_s(hw, 8192, 28672, 4096, Precision::BF16) +
+                       gemm_time_s(hw, 8192, 4096, 14336, Precision::BF16);
+  CHECK(moe.bwd.compute_s - base.bwd.compute_s == doctest::Approx(gemms + memory_bound_time_s(hw, 973275136.0, 10)));
+  CHECK(moe.bwd.ep_s - base.bwd.ep_s == doctest::Approx(base.fwd.ep_s));
+  CHECK(base.fwd.ep_s > 0);
+  // moe includes moe_act: adding it changes nothing.
+  CHECK(costs("moe,moe_act").bwd.compute_s == doctest::Approx(moe.bwd.compute_s));
+  // HFU: moe re-runs the experts a token is routed to and the router, per token 2·k·3·h·f_e + 2·h·E =
+  // 704,643,072 + 65,536 FLOP; one sequence of 4,096 tokens, 32 layers: 32·4,096·704,708,608 = 92,367,566,667,776.
+  const ModelSpec& m = none.model;
+  CHECK(hardware_flops(m, 1, 4096, Recompute::Selective, AttentionCount::Causal, parse_recompute_modules("moe")) -
+            hardware_flops(m, 1, 4096, Recompute::None, AttentionCount::Causal) ==
+        doctest::Approx(92367566667776.0));
+  // layernorm and moe_act run no GEMM: the hardware FLOPs do not move.
+  CHECK(hardware_flops(m, 1, 4096, Recompute::Selective, AttentionCount::Causal,
+                       parse_recompute_modules("layernorm,moe_act")) ==
+        hardware_flops(m, 1, 4096, Recompute::None, AttentionCount::Causal));
+}
+
+TEST_CASE("selective recompute by module, dense and MLA layers: mlp, mla_up_proj, shared_experts") {
+  // mlp on llama2-7b tp2 with SP (h 4,096, f 11,008 → 5,504 per rank, seq 4,096, mbs 1, bf16): FC1 [4,096 × 11,008 ×
+  // 4,096] and FC2 [4,096 × 4,096 × 5,504] forward, the fused pre-MLP norm on the SP shard (2·2,048·4,096·2 =
+  // 33,554,432 B) and the SwiGLU (3·4,096·5,504·2 = 135,266,304 B): 168,820,736 B in 2 kernels; and the MLP half's
+  // all-gather + reduce-scatter again (half of the forward's TP traffic).
+  ScenarioInput li;
+  li.model = "llama2-7b";
+  li.plan = "tp2pp1dp4";
+  li.train.seq = 4096;
+  li.train.mbs = 1;
+  li.train.gbs = 64;
+  li.train.sp = true;
+  const Scenario lnone = with_modules(li, ""), lmlp = with_modules(li, "mlp");
+  const Hardware lhw = megatron_compute(lnone.hw);
+  const PassCosts lb = layer_costs(context(lnone, lhw), lnone.model.layer(0));
+  const PassCosts lm = layer_costs(context(lmlp, lhw), lnone.model.layer(0));
+  const double mlp = gemm_time_s(lhw, 4096, 11008, 4096, Precision::BF16) +
+                     gemm_time_s(lhw, 4096, 4096, 5504, Precision::BF16) + memory_bound_time_s(lhw, 168820736.0, 2);
+  CHECK(lm.bwd.compute_s - lb.bwd.compute_s == doctest::Approx(mlp));
+  CHECK(lm.bwd.tp_s - lb.bwd.tp_s == doctest::Approx(lb.fwd.tp_s / 2));
+  // HFU: one more FFN forward per layer, 2·3·h·f = 270,532,608 FLOP per token; 32 layers × 4,096 tokens.
+  CHECK(hardware_flops(lnone.model, 1, 4096, Recompute::Selective, AttentionCount::Causal,
+                       parse_recompute_modules("mlp")) -
+            hardware_flops(lnone.model, 1, 4096, Recompute::None, AttentionCount::Causal) ==
+        doctest::Approx(32.0 * 4096 * 270532608.0));
+
+  // DeepSeek-V3 (deepseek-v3.config.json) tp1 on B200s: MLA with q_lora 1,536, kv_lora 512, 128 heads, qk_nope 128,
+  // qk_rope 64, v 128; 4,096 tokens. mla_up_proj re-runs q_up [4,096 × 128·192 = 24,576 × 1,536] and kv_up [4,096 ×
+  // 128·256 = 32,768 × 512] and RoPE on Q's and the shared key's rope parts: read + write 2·4,096·(128 + 1)·64·2 =
+  // 135,266,304 B in 2 kernels.
+  ScenarioInput di = deepseek_v3("deepseek-v3.config.json");
+  const Scenario dnone = with_modules(di, "");
+  const Hardware dhw = megatron_compute(dnone.hw);
+  const LayerKind dense = dnone.model.layer(0), moe = dnone.model.layer(3);
+  REQUIRE(dense.ffn == FfnKind::Dense);
+  REQUIRE(moe.ffn == FfnKind::MoE);
+  const Scenario dup = with_modules(di, "mla_up_proj");
+  const double up = gemm_time_s(dhw, 4096, 24576, 1536, Precision::BF16) + gemm_time_s(dhw, 4096, 32768, 512, Precision::BF16) +
+                    memory_bound_time_s(dhw, 135266304.0, 2);
+  CHECK(layer_costs(context(dup, dhw), dense).bwd.compute_s - layer_costs(context(dnone, dhw), dense).bwd.compute_s ==
+        doctest::Approx(up));
+  // HFU: 2·T·a·((n + r)·q_r + (n + v)·kv_r) = 2·4,096·128·(192·1,536 + 256·512) = 446,676,598,784 per layer, 61 layers.
+  CHECK(hardware_flops(dnone.model, 1, 4096, Recompute::Selective, AttentionCount::Causal,
+                       parse_recompute_modules("mla_up_proj")) -
+            hardware_flops(dnone.model, 1, 4096, Recompute::None, AttentionCount::Causal) ==
+        doctest::Approx(61.0 * 446676598784.0));
+  // shared_experts on an MoE layer: the shared expert's fc1 [4,096 × 2·2,048 × 7,168] and fc2 [4,096 × 7,168 × 2,048]
+  // and its SwiGLU (3·4,096·2,048·2 = 50,331,648 B, one kernel); no TP at tp1.
+  const Scenario dsh = with_modules(di, "shared_experts");
+  const double sh = gemm_time_s(dhw, 4096, 4096, 7168, Precision::BF16) + gemm_time_s(dhw, 4096, 7168, 2048, Precision::BF16) +
+                    memory_bound_time_s(dhw, 50331648.0, 1);
+  CHECK(layer_costs(context(dsh, dhw), moe).bwd.compute_s - layer_costs(context(dnone, dhw), moe).bwd.compute_s ==
+        doctest::Approx(sh));
+  // mlp acts on the 3 dense layers only; an MoE layer is unchanged.
+  const Scenario dmlp = with_modules(di, "mlp");
+  CHECK(layer_costs(context(dmlp, dhw), moe).bwd.compute_s == layer_costs(context(dnone, dhw), moe).bwd.compute_s);
+  CHECK(layer_costs(context(dmlp, dhw), dense).bwd.compute_s > layer_costs(context(dnone, dhw), dense).bwd.compute_s);
+}

@@ -160,9 +160,11 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //
   // Bound asserted: the accuracy the MoE model reaches today, not issue 10's target (mean ≤ 12 %, none beyond 25 %),
   // which it does not meet. Measured at this commit (build/tests/parsim_accuracy --data
-  // tests/data/validation/moe.csv): mean |err| 18.1 %, max 44.8 % (18.5 % / 47.2 % before the alltoall dispatcher's
-  // chunk sort by local expert; 24.2 % before the MoE host inventory, the dispatcher's per-layer device→host sync,
-  // the host cost of every layer kind and the MTP module). Signed mean −15.2 %: parsim is too fast on 13 of 16 rows.
+  // tests/data/validation/moe.csv): mean |err| 18.1 %, max 44.8 % before the S42 rows stated their recipes'
+  // --recompute-modules (GPT-OSS layernorm + moe_act, DeepSeek-V3 mlp and mla_up_proj + mlp; see below for the
+  // later moves); 18.5 % / 47.2 % before the alltoall dispatcher's chunk sort by local expert; 24.2 % before the MoE host
+  // inventory, the dispatcher's per-layer device→host sync, the host cost of every layer kind and the MTP module).
+  // Signed mean −16.0 % now: parsim is too fast on 13 of 16 rows.
   // The gap, row by row:
   //  - The S42 rows ran Megatron-Bridge's 26.04.01 stack: TE GroupedLinear (one cuBLAS GEMM per local expert, the
   //    GLU activation and the MXFP8 quantisations as separate kernels), the per-layer token-count sync, partial or no
@@ -175,12 +177,13 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //    expert MLP as tile-efficient grouped GEMMs plus HBM-speed elementwise work, i.e. closer to the fused path
   //    (its E0008 prediction, 7.84 s, lies between the 26.04.01 run, 10.04 s, and the 26.06 run, 6.44 s); what
   //    the unfused path loses per kernel is not published, so it is not modelled (no constant is fitted to it).
-  //  - GPT-OSS 120B (E0014 −44.8 %, E0016 −29.9 %, E0015 −27.6 %) loses most: besides the unfused MoE path, its
+  //  - GPT-OSS 120B (E0014 −44.4 %, E0016 −29.6 %, E0015 −27.2 %) loses most: besides the unfused MoE path, its
   //    learnable-softmax (sink) attention with 128-token windows and head_dim 64 runs in cuDNN's sink-attention
   //    kernels (TE 2.8 FusedAttention, cuDNN ≥ 9.13.1: TransformerEngine PR 2148), whose speed NVIDIA's own
   //    summaries show to swing GPT-OSS by a third (26.06.01: 18,304 tokens/s/GPU, footnoted as the cuDNN regression
-  //    cudnn-frontend issue 256, vs 28,947 in 26.06); the recipes' recompute of 'layernorm' and 'moe_act' is not
-  //    expressible either. No sourced speed for those kernels exists, so none is modelled.
+  //    cudnn-frontend issue 256, vs 28,947 in 26.06). The recipes' recompute of 'layernorm' and 'moe_act' is
+  //    priced (+0.7 to +1.3 % step time: one norm and one SwiGLU re-run per layer, memory-bound): not the gap.
+  //    No sourced speed for those kernels exists, so none is modelled.
   //  - Mixtral 8x22B at seq 65,536 (E0003 −20.2 %, E0005 −11.1 %): attention and the CP ring dominate (the MoE part
   //    is < 20 % of the layer); S40's dense B200 rows run −13.6 % too (blackwell.csv).
   //  - Qwen3 (E0008–E0013, −23 % to +9 %): host-sensitive — the recipes' partial CUDA graphs (attn, moe_router,
@@ -188,9 +191,10 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // The bounds below guard against regressions; tighten them as the model improves. The mean moved from 18.1 % to
   // 18.7 % when host_megatron was refitted on the second host-bound source S54 (2.65 → 2.46, hardware/calibration.json):
   // the host-sensitive rows (Qwen3, E0011) get a cheaper host; moe.csv is not in the cross-validation fit. With a
-  // rank's NICs shared between its concurrent collectives (issue 9 item 7): 18.6 %, worst E0014 −45.1 %.
+  // rank's NICs shared between its concurrent collectives (issue 9 item 7): 18.6 %, worst E0014 −45.1 %. With the
+  // S42 rows' recompute modules (recmod): 18.6 % (S42 21.2 → 21.1 %), worst E0014 −44.4 %, signed −16.2 → −16.0 %.
   constexpr double kMoeMeanBound = 0.19;
-  constexpr double kMoeRowBound = 0.46;
+  constexpr double kMoeRowBound = 0.45;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 16);
@@ -212,12 +216,13 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
                   r.run->row_id().c_str(), r.run->at("model").c_str(), r.measured_s, r.predicted_s,
                   percent(r.error).c_str());
     }
-    // Every row ran on its GPUs, yet 4 are predicted not to fit (printed, not asserted per row): their recipes recompute
-    // modules parsim cannot express (E0006/E0007 'mlp', 'mla_up_proj'; E0015 'layernorm', 'moe_act'), and E0009, the
+    // Every row ran on its GPUs, yet 3 are predicted not to fit (printed, not asserted per row): E0006 (191.4 GiB of
+    // 184.3: its recipe's 'mlp' recompute acts on the 3 dense layers only) and E0015 (204.2 of 178.4 GiB with its
+    // recipe's 'layernorm' + 'moe_act', 219.5 without) by the memory model, and E0009, the
     // B200 twin of E0008 (GB200, fits), 182 GiB of live tensors on 178.35 GiB — its NeMo 2 fp8 recipe gathers fp8
     // weights (fp8_param_gather = True, --fp8-params), which the row does not state yet. The verdict without the
     // allocator's releasable cache and TE's fp8 GEMM inputs (issue 9 item 4) brought E0008, E0010 and E0013 within
-    // their devices (7 → 4).
+    // their devices (7 → 4); E0007's mla_up_proj + mlp recompute brought it within (208.5 → 171.0 of 178.4 GiB: 4 → 3).
     if (!r.report.memory.fits) {
       ++not_fitting;
       std::printf("  predicted not to fit: %-6s needs %.1f GiB of %.1f GiB\n", r.run->row_id().c_str(),
@@ -232,7 +237,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
     }
   }
   CHECK(with_memory == 1);
-  CHECK(not_fitting <= 4);
+  CHECK(not_fitting <= 3);
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);

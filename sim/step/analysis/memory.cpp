@@ -91,6 +91,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.cp = sc.plan.cp;
   o.sp = sc.train.sp;
   o.recompute = sc.train.recompute;
+  o.recompute_modules = sc.train.recompute_modules;
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;

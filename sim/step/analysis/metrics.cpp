@@ -198,7 +198,8 @@ void finish_throughput(const Scenario& sc, StepReport& rep) {
   rep.model_flops_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq, AttentionCount::Causal);
   rep.model_flops_full_attention_per_step = model_flops(sc.model, sc.train.gbs, sc.train.seq);
   rep.hardware_flops_per_step =
-      hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute, AttentionCount::Causal);
+      hardware_flops(sc.model, sc.train.gbs, sc.train.seq, sc.train.recompute, AttentionCount::Causal,
+                     sc.train.recompute_modules);
   const double peak = sc.hw.gpu.peak_flops(sc.train.precision) * pl.world();
   if (rep.step_time_s > 0) {
     rep.mfu = rep.model_flops_per_step / (rep.step_time_s * peak);

@@ -403,11 +403,49 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
     rec = f;
     if (!h.cuda_graphs) rec.host_s += 4 * h.op_s;
   } else if (tr.recompute == Recompute::Selective) {
-    rec = conv(L.attn_fwd);
+    const RecomputeModules mods = tr.recompute_modules;
+    Piece sel;
+    if (mods.has(RecomputeModule::CoreAttn)) sel += L.attn_fwd;
+    if (mods != RecomputeModules{}) {
+      // The other modules of --recompute-modules (sim/step/costs/layer.cpp selective_recompute): each re-issues its
+      // forward kernels; a checkpointed module (mlp, moe, shared_experts) also saves and restores the RNG state
+      // (tensor_parallel.checkpoint, ≈ 4 ops as for full recompute [E]).
+      const ModelSpec& m = c.sc.model;
+      const bool mla = kind.attention == AttentionKind::MLA, megatron_te = host_stack(tr) == HostStack::MegatronCoreTE;
+      const double linear = megatron_te ? kTeLinear : kTorchLinear;
+      const double t_colls = c.sc.plan.tp > 1 ? (tr.sp ? 2.0 : 1.0) : 0.0;
+      const Piece act{kCompiled, 1, 0};
+      const Piece ckpt{4 * kOp, 0, 0};
+      if (mods.has(RecomputeModule::LayerNorm)) {
+        const double norms = (mla ? 1 : 0) + (moe ? 1 : 0);
+        sel += {norms * kOp, norms, 0};
+      }
+      if (mla && mods.has(RecomputeModule::MlaUpProj))
+        sel += {2 * linear + (m.position == PositionKind::RoPE ? 2 * kOp : 0.0), m.position == PositionKind::RoPE ? 4.0 : 2.0, 0};
+      if (!moe && mods.has(RecomputeModule::Mlp)) {
+        sel += moe_inventory(c, host_stack(tr)).dense_mlp_fwd;
+        sel += act;
+        sel += {0, 0, t_colls};
+        sel += ckpt;
+      }
+      if (moe && mods.has(RecomputeModule::Moe)) {
+        sel += moe_inventory(c, host_stack(tr)).fwd;
+        sel += ckpt;
+      } else if (moe) {
+        if (mods.has(RecomputeModule::MoeAct)) sel += act;
+        if (mods.has(RecomputeModule::SharedExperts) && m.shared_experts > 0) {
+          sel += {2 * linear, 2, t_colls};
+          sel += act;
+          sel += ckpt;
+        }
+      }
+    }
+    rec = conv(sel);
   }
   add_host(layer.bwd, rec);
   add_host(layer.bwd_input, rec);
-  if (tr.recompute == Recompute::Full) {
+  if (tr.recompute == Recompute::Full ||
+      (tr.recompute == Recompute::Selective && tr.recompute_modules.has(RecomputeModule::Moe))) {
     layer.bwd.host_wait_s += wait.host_wait_s;
     layer.bwd_input.host_wait_s += wait.host_wait_s;
   }

@@ -6,6 +6,8 @@
 #include "sim/step/costs.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 namespace parsim {
 
@@ -80,6 +82,129 @@ struct GemmTimes {
 };
 
 }  // namespace
+
+// What selective recompute re-runs in one layer's backward, by Megatron-Core module (--recompute-modules;
+// megatron/core/transformer/transformer_config.py `recompute_modules`, default ["core_attn"]), each as the forward
+// work of that module on this rank, timed like the forward (GEMMs by shape, memory-bound kernels by bytes, fp8 casts
+// of the recomputed GEMMs' inputs, the module's own TP / EP communication):
+//   core_attn       the attention core's forward (attn_f).
+//   layernorm       the norms that are separate modules in the Transformer Engine layer spec (gpt_layer_specs.py:
+//                   MLA's input norm, an MoE layer's pre-MLP norm; the others are fused into a LayerNormLinear and
+//                   not recomputed): read h, write h per token of the SP shard, one kernel each.
+//   moe_act         the routed experts' activation (experts.py, CheckpointWithoutOutput around the bias-activation):
+//                   read the FC1 output (gated 2, plain 1 per column), write the activation output, per routed pair.
+//   mla_up_proj     the q (or q without LoRA) and kv up-projection GEMMs and RoPE on Q and the shared rope key
+//                   (multi_latent_attention.py qkv_up_proj_and_rope_apply).
+//   mlp             a dense layer's MLP (transformer_layer.py, tensor_parallel.checkpoint around self.mlp): FC1 with
+//                   its fused norm, the activation, FC2, and the MLP half's TP collectives (AG + RS with SP, else AR).
+//   shared_experts  the shared experts' GEMMs, activation and TP collectives (shared_experts.py).
+//   moe             the whole MoE block (moe_layer.py): router, permutation / sort kernels, routed and shared
+//                   experts, the dispatch and combine exchanges and the shared experts' TP collectives; it includes
+//                   moe_act and shared_experts.
+PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWork& lw, double attn_f, double tp_f,
+                             const MoeComm& ep) {
+  const Scenario& sc = c.sc;
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  const Hardware& hw = c.hw;
+  const RecomputeModules r = tr.recompute_modules;
+  PassCost p;
+  if (r.has(RecomputeModule::CoreAttn)) p.compute_s += attn_f;
+  if (r == RecomputeModules{}) return p;  // the default: the attention core only
+  const int t = sc.plan.tp;
+  const bool moe = kind.ffn == FfnKind::MoE, mla = kind.attention == AttentionKind::MLA;
+  const double e = activation_element_bytes(tr.precision), h = static_cast<double>(m.hidden);
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
+  const double sp_tokens = tokens / (tr.sp ? t : 1);
+  const double act_rw = m.gated() ? 3.0 : 2.0;  // activation: read gate (+ up), write the output
+  const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
+  // Forward time of the GEMMs selected by `pick` (the routed experts as two grouped GEMMs over the local experts, as
+  // layer_costs times them), plus their fp8 input casts.
+  auto gemms_fwd = [&](auto pick) {
+    double time = 0, cast = 0;
+    int casts = 0, routed = 0;
+    const GemmShape* fc[2] = {nullptr, nullptr};
+    for (const GemmShape& g : lw.gemms) {
+      if (!pick(g)) continue;
+      if (tr.precision == Precision::FP8)
+        cast += cb * (static_cast<double>(g.m) * static_cast<double>(g.k) + static_cast<double>(g.k) * static_cast<double>(g.n));
+      if (g.kind == GemmKind::RoutedExpert) {
+        const bool is_fc1 = std::string(g.name) == "expert_fc1";
+        if (!fc[is_fc1 ? 0 : 1]) fc[is_fc1 ? 0 : 1] = &g;
+        if (is_fc1) ++routed;
+        continue;
+      }
+      time += gemm_time_s(hw, g.m, g.n, g.k, tr.precision);
+      casts += 2;
+    }
+    for (const GemmShape* g : fc)
+      if (g) {
+        time += routed == 1 ? gemm_time_s(hw, g->m, g->n, g->k, tr.precision)
+                            : grouped_gemm_time_s(hw, routed, g->m, g->n, g->k, tr.precision);
+        casts += 2;
+      }
+    if (casts > 0 && cast > 0) time += memory_bound_time_s(hw, cast, casts);
+    return time;
+  };
+  // The MLP half's TP collectives (layer_costs' tp_f holds two halves, except an MoE layer under SP without shared
+  // experts, where it holds the attention half only).
+  const double mlp_tp = moe && tr.sp && m.shared_experts == 0 ? 0.0 : tp_f / 2;
+  auto k_of = [&](const char* name) -> double {
+    for (const GemmShape& g : lw.gemms)
+      if (std::string(g.name) == name) return static_cast<double>(g.k);
+    return 0.0;
+  };
+  if (r.has(RecomputeModule::LayerNorm)) {
+    const int norms = (mla ? 1 : 0) + (moe ? 1 : 0);
+    if (norms > 0) p.compute_s += memory_bound_time_s(hw, norms * 2.0 * sp_tokens * h * e, norms);
+  }
+  if (mla && r.has(RecomputeModule::MlaUpProj)) {
+    p.compute_s += gemms_fwd([](const GemmShape& g) {
+      const std::string n = g.name;
+      return n == "q_up" || n == "q_proj" || n == "kv_up";
+    });
+    if (m.position == PositionKind::RoPE) {
+      const double a_r = std::ceil(static_cast<double>(m.heads) / t);
+      p.compute_s += memory_bound_time_s(hw, 2.0 * tokens * (a_r + 1) * static_cast<double>(m.qk_rope_head_dim) * e, 2);
+    }
+  }
+  if (!moe && r.has(RecomputeModule::Mlp)) {
+    const double ffn_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::Ffn; });
+    p.compute_s += ffn_f + memory_bound_time_s(hw, 2.0 * sp_tokens * h * e + tokens * act_rw * k_of("ffn_out") * e, 2);
+    if (mlp_tp > 0) add_tp_comm(c, p, mlp_tp, ffn_f);
+  }
+  if (moe) {
+    const double shared_act = tokens * act_rw * k_of("shared_out") * e;
+    if (r.has(RecomputeModule::Moe)) {
+      const double moe_f = gemms_fwd([](const GemmShape& g) {
+        return g.kind == GemmKind::Router || g.kind == GemmKind::SharedExpert || g.kind == GemmKind::RoutedExpert;
+      });
+      const double shared_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::SharedExpert; });
+      // The MoE block's memory-bound work as layer_work counts it (router scores, permute / unpermute, the
+      // activations) plus the alltoall dispatcher's chunk sort when layer_costs prices it.
+      double bytes = sp_tokens * (e + 4.0) * m.experts + 4.0 * lw.routed_tokens_sent * h * e +
+                     lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e + shared_act;
+      int kernels = kMoeKernelsFwd + 1;
+      const ExpertSplit split = expert_split(sc);
+      if (tr.moe_dispatcher == MoeDispatcher::AllToAll && split.ep > 1 && m.experts / split.ep > 1) {
+        bytes += 4.0 * lw.routed_tokens_received * h * e;
+        kernels += 2;
+      }
+      p.compute_s += moe_f + memory_bound_time_s(hw, bytes, kernels);
+      if (mlp_tp > 0) add_tp_comm(c, p, mlp_tp, shared_f);
+      add_ep_comm(c, p, ep.fwd_s, ep.a2a_fwd_s, shared_f, 0.0);
+    } else {
+      if (r.has(RecomputeModule::MoeAct))
+        p.compute_s += memory_bound_time_s(hw, lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e, 1);
+      if (r.has(RecomputeModule::SharedExperts) && m.shared_experts > 0) {
+        const double shared_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::SharedExpert; });
+        p.compute_s += shared_f + memory_bound_time_s(hw, shared_act, 1);
+        if (mlp_tp > 0) add_tp_comm(c, p, mlp_tp, shared_f);
+      }
+    }
+  }
+  return p;
+}
 
 PassCosts layer_costs(const CostContext& c) { return layer_costs(c, representative_kind(c.sc.model)); }
 
@@ -245,10 +370,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     p.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_b - attn_b / cp);
   };
   // Recompute (Korthikanti 2022 §5): full reruns the whole layer forward — TP/CP/EP communication included — before
-  // its backward; selective reruns only the attention core (QKᵀ, softmax, ·V). It precedes the input gradient.
+  // its backward; selective reruns the modules of --recompute-modules (default core_attn: the attention core, QKᵀ,
+  // softmax, ·V). It precedes the input gradient.
+  PassCost selective;
+  if (tr.recompute == Recompute::Selective) selective = selective_recompute(c, kind, lw, attn_f, tp_f, ep);
   auto add_recompute = [&](PassCost& p) {
     if (tr.recompute == Recompute::Full) p += fwd;
-    else if (tr.recompute == Recompute::Selective) p.compute_s += attn_f;
+    else if (tr.recompute == Recompute::Selective) p += selective;
   };
 
   PassCost& bwd = out.bwd;
