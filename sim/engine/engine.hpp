@@ -185,6 +185,7 @@ private:
   void heap_up(std::size_t i);
   void heap_down(std::size_t i);
   Event heap_pop();
+  void queue_grew();
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
@@ -221,7 +222,9 @@ private:
     std::uint8_t started = 0;
   };
   std::vector<TaskState> ts_;
-  std::vector<Event> heap_;
+  std::vector<Event> heap_;  // the event queue: unsorted while small, a binary heap once large (heap_mode_)
+  bool heap_mode_ = false;
+  static constexpr std::size_t kLinearMax = 24;
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
   std::vector<std::uint32_t> host_begin_, host_prog_;
