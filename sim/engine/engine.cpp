@@ -281,8 +281,7 @@ void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate)
   schedule_end(g, t, now);
 }
 
-void Executor::try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
-  if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
+void Executor::try_start_head(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
   TaskId t = stream_tasks_[stream_pos_[s]];
   if (ts_[t].pending != 0) return;
   if (g.tasks_[t].host_order != TaskGraph::kNotOnHost) {
@@ -324,9 +323,9 @@ void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs
   const double sd = g.device_slowdown_[device];
   if (sd <= 0 || (before > 0) == (device_comm_active_[device] > 0)) return;
   // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one.
-  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
+  for (std::uint32_t i = device_begin_[device]; i < device_comm_begin_[device]; ++i) {
     const StreamId s = device_streams_[i];
-    if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Compute) continue;
+    if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
     replan(g, t, now, ts_[t].rate);
   }
@@ -336,9 +335,9 @@ void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs 
   const int before = device_nic_active_[device];
   device_nic_active_[device] += delta;
   if (before <= 1 && device_nic_active_[device] <= 1) return;  // alone before and after: no rate changes
-  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
+  for (std::uint32_t i = device_comm_begin_[device]; i < device_begin_[device + 1]; ++i) {
     const StreamId s = device_streams_[i];
-    if (!stream_busy_[s] || g.stream_class_[s] != StreamClass::Comm) continue;
+    if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
     if (t == except || g.tasks_[t].nic_ns <= 0) continue;
     replan(g, t, now, ts_[t].rate);
@@ -417,13 +416,17 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
         while (qp + 1 < end && kprefix_[qp + 1] <= static_cast<std::uint64_t>(r)) ++qp;
         while (qp < item && g.tasks_[host_prog_[qp]].kernels == 0) ++qp;  // host tasks launch nothing
         const TaskId x = host_prog_[qp];
-        const double frac = (static_cast<double>(r) - static_cast<double>(kprefix_[qp])) /
-                            std::max(1.0, static_cast<double>(g.tasks_[x].kernels));
-        hwait_task_[dev] = x;
-        hwait_frac_[dev] = std::clamp(frac, 0.0, 1.0);
-        hwait_extra_[dev] = first;
-        hwait_[dev] = HostWait::Start;
-        if (ts_[x].started) apply_queue(g, dev, out);
+        // Already started and over even at its last kernel by the time the host is free: nothing to wait for
+        // (apply_queue would leave hfree_ as it is, since the waited-for kernel starts at most duration after X).
+        if (!ts_[x].started || out.start[x] + g.tasks_[x].duration + first > hfree_[dev]) {
+          const double frac = (static_cast<double>(r) - static_cast<double>(kprefix_[qp])) /
+                              std::max(1.0, static_cast<double>(g.tasks_[x].kernels));
+          hwait_task_[dev] = x;
+          hwait_frac_[dev] = std::clamp(frac, 0.0, 1.0);
+          hwait_extra_[dev] = first;
+          hwait_[dev] = HostWait::Start;
+          if (ts_[x].started) apply_queue(g, dev, out);
+        }
       }
     }
     try_start(g, g.tasks_[t].stream, now, out);
@@ -502,17 +505,29 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.tasks_[t].stream]++] = static_cast<TaskId>(t);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
-  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
+  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream: its
+  // compute streams first, [device_begin_[d], device_comm_begin_[d]), then its comm streams, each in stream order.
   device_begin_.assign(nd + 1, 0);
-  for (StreamId s = 0; s < ns; ++s)
-    if (g.stream_class_[s] != StreamClass::Host) ++device_begin_[g.stream_device_[s] + 1];
-  for (std::size_t d = 0; d < nd; ++d) device_begin_[d + 1] += device_begin_[d];
+  device_comm_begin_.assign(nd, 0);
+  for (StreamId s = 0; s < ns; ++s) {
+    if (g.stream_class_[s] == StreamClass::Host) continue;
+    ++device_begin_[g.stream_device_[s] + 1];
+    if (g.stream_class_[s] == StreamClass::Compute) ++device_comm_begin_[g.stream_device_[s]];
+  }
+  for (std::size_t d = 0; d < nd; ++d) {
+    device_begin_[d + 1] += device_begin_[d];
+    device_comm_begin_[d] += device_begin_[d];
+  }
   device_streams_.resize(device_begin_[nd]);
   {
-    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
+    std::vector<std::uint32_t>& cur = hpos_;  // reuse as cursors: compute streams, then comm streams
+    std::vector<std::uint32_t>& cur_comm = qpos_;
     cur.assign(device_begin_.begin(), device_begin_.end() - 1);
-    for (StreamId s = 0; s < ns; ++s)
-      if (g.stream_class_[s] != StreamClass::Host) device_streams_[cur[g.stream_device_[s]]++] = s;
+    cur_comm.assign(device_comm_begin_.begin(), device_comm_begin_.end());
+    for (StreamId s = 0; s < ns; ++s) {
+      if (g.stream_class_[s] == StreamClass::Compute) device_streams_[cur[g.stream_device_[s]]++] = s;
+      else if (g.stream_class_[s] == StreamClass::Comm) device_streams_[cur_comm[g.stream_device_[s]]++] = s;
+    }
   }
   // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
   host_begin_.assign(nd + 1, 0);

@@ -189,7 +189,12 @@ private:
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
-  void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
+  // Starts the head task of stream s if it can start now (the test of a busy or finished stream inline: most calls).
+  void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
+    if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
+    try_start_head(g, s, now, out);
+  }
+  void try_start_head(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
   void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now);
@@ -209,6 +214,7 @@ private:
   std::vector<TaskId> stream_running_;
   std::vector<int> device_comm_active_, device_nic_active_;
   std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
+  std::vector<std::uint32_t> device_comm_begin_;  // … its comm streams from here (compute streams before)
   // Per task, in one record (one cache line): what the event loop reads and writes together.
   struct TaskState {
     double remaining = 0.0;    // work left (ns at full speed) of a running task
