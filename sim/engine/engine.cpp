@@ -62,12 +62,13 @@ StreamId TaskGraph::add_stream(int device, StreamClass cls) {
 TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
   if (stream >= stream_device_.size()) throw std::logic_error("add_task: bad stream");
   if (duration < 0) throw std::logic_error("add_task: negative duration");
-  Task& t = tasks_.emplace_back();
+  Task t;
   t.duration = duration;
   t.stream = stream;
   t.tag = tag;
   t.device = stream_device_[stream];
   t.cls = stream_class_[stream];
+  tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
@@ -77,8 +78,7 @@ void TaskGraph::add_dep(TaskId before, TaskId after) {
 }
 
 void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns) {
-  if (task >= tasks_.size() || stream_class_[tasks_[task].stream] == StreamClass::Host)
-    throw std::logic_error("issue: not a GPU task");
+  if (task >= tasks_.size() || tasks_[task].cls == StreamClass::Host) throw std::logic_error("issue: not a GPU task");
   if (tasks_[task].host_order != kNotOnHost) throw std::logic_error("issue: task already issued");
   if (host_ns < 0 || order == kNotOnHost) throw std::logic_error("issue: bad host time or order");
   tasks_[task].host_ns = host_ns;
@@ -200,16 +200,21 @@ void Executor::heap_down(std::size_t i) {
 
 // More than kLinearMax pending events: the array becomes a heap (Floyd's construction; positions follow).
 void Executor::queue_grew() {
-  if (heap_mode_ || heap_.size() <= kLinearMax) return;
   heap_mode_ = true;
   for (std::size_t i = heap_.size() / 2; i-- > 0;) heap_down(i);
 }
 
 Executor::Event Executor::heap_pop() {
   std::size_t at = 0;
-  if (!heap_mode_) {
-    for (std::size_t i = 1; i < heap_.size(); ++i)
-      if (earlier(heap_[i], heap_[at])) at = i;
+  if (!heap_mode_) {  // the least (time, seq) as one 128-bit key (times are ≥ 0): a branch-free scan
+    Key best = key(heap_[0]);
+    for (std::size_t i = 1; i < heap_.size(); ++i) {
+      const Key k = key(heap_[i]);
+      if (k < best) {
+        best = k;
+        at = i;
+      }
+    }
   }
   const Event top = heap_[at];
   if (top.kind == kCompletion) ts_[top.task].heap_pos = kNotQueued;
@@ -241,13 +246,13 @@ void Executor::push(TimeNs t, TaskId task) {
   ts_[task].heap_pos = static_cast<std::uint32_t>(heap_.size());
   heap_.push_back(e);
   if (heap_mode_) heap_up(heap_.size() - 1);
-  else queue_grew();
+  else if (heap_.size() > kLinearMax) queue_grew();
 }
 
 void Executor::push_wake(TimeNs t, StreamId s) {
   heap_.push_back(Event{t, seq_++, s, kWake});
   if (heap_mode_) heap_up(heap_.size() - 1);
-  else queue_grew();
+  else if (heap_.size() > kLinearMax) queue_grew();
 }
 
 double Executor::rate(const TaskGraph& g, TaskId t) const {
