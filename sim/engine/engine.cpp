@@ -62,13 +62,12 @@ StreamId TaskGraph::add_stream(int device, StreamClass cls) {
 TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
   if (stream >= stream_device_.size()) throw std::logic_error("add_task: bad stream");
   if (duration < 0) throw std::logic_error("add_task: negative duration");
-  Task t;
+  Task& t = tasks_.emplace_back();
   t.duration = duration;
   t.stream = stream;
   t.tag = tag;
   t.device = stream_device_[stream];
   t.cls = stream_class_[stream];
-  tasks_.push_back(t);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
@@ -207,11 +206,13 @@ void Executor::queue_grew() {
 Executor::Event Executor::heap_pop() {
   std::size_t at = 0;
   if (!heap_mode_) {  // the least (time, seq) as one 128-bit key (times are ≥ 0): a branch-free scan
-    Key best = key(heap_[0]);
+    TimeNs bt = heap_[0].time;
+    std::uint64_t bs = heap_[0].seq;
     for (std::size_t i = 1; i < heap_.size(); ++i) {
-      const Key k = key(heap_[i]);
-      if (k < best) {
-        best = k;
+      const TimeNs t = heap_[i].time;
+      if (t < bt || (t == bt && heap_[i].seq < bs)) {
+        bt = t;
+        bs = heap_[i].seq;
         at = i;
       }
     }
@@ -235,12 +236,14 @@ void Executor::push(TimeNs t, TaskId task) {
   const Event e{t, seq_++, task, kCompletion};
   const std::uint32_t at = ts_[task].heap_pos;
   if (at != kNotQueued) {  // a re-plan: the task's pending completion moves
+    if (!heap_mode_) {
+      heap_[at] = e;
+      return;
+    }
     const bool sooner = earlier(e, heap_[at]);
     heap_[at] = e;
-    if (heap_mode_) {
-      if (sooner) heap_up(at);
-      else heap_down(at);
-    }
+    if (sooner) heap_up(at);
+    else heap_down(at);
     return;
   }
   ts_[task].heap_pos = static_cast<std::uint32_t>(heap_.size());
