@@ -59,36 +59,7 @@ StreamId TaskGraph::add_stream(int device, StreamClass cls) {
   return s;
 }
 
-TaskId TaskGraph::add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
-  if (stream >= stream_device_.size()) throw std::logic_error("add_task: bad stream");
-  if (duration < 0) throw std::logic_error("add_task: negative duration");
-  Task& t = tasks_.emplace_back();
-  t.duration = duration;
-  t.stream = stream;
-  t.tag = tag;
-  t.device = stream_device_[stream];
-  t.cls = stream_class_[stream];
-  return static_cast<TaskId>(tasks_.size() - 1);
-}
-
-void TaskGraph::add_dep(TaskId before, TaskId after) {
-  dep_from_.push_back(before);
-  dep_to_.push_back(after);
-}
-
-void TaskGraph::issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns) {
-  if (task >= tasks_.size() || tasks_[task].cls == StreamClass::Host) throw std::logic_error("issue: not a GPU task");
-  if (tasks_[task].host_order != kNotOnHost) throw std::logic_error("issue: task already issued");
-  if (host_ns < 0 || order == kNotOnHost) throw std::logic_error("issue: bad host time or order");
-  tasks_[task].host_ns = host_ns;
-  tasks_[task].kernels = std::max<std::uint32_t>(1, kernels);
-  tasks_[task].host_order = order;
-  if (sync_after_ns >= 0) {
-    tasks_[task].drain = 1;
-    tasks_[task].sync_after = sync_after_ns;
-  }
-  host_items_.push_back(task);
-}
+void TaskGraph::fail(const char* what) { throw std::logic_error(what); }
 
 TaskId TaskGraph::add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain) {
   if (device < 0 || device >= static_cast<int>(device_slowdown_.size())) throw std::logic_error("add_host_task: bad device");

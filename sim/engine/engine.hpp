@@ -32,6 +32,7 @@
 // TaskGraph + Executor per evaluation, reusable (clear() keeps the allocations) so the sweep can run thousands per
 // second per thread.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -61,8 +62,22 @@ public:
   // Issued kernels that may wait for the GPU before the host blocks (0 = unlimited).
   void set_launch_queue(int device, int depth);
   StreamId add_stream(int device, StreamClass cls);
-  TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag);
-  void add_dep(TaskId before, TaskId after);  // `after` cannot start before `before` has finished
+  // (add_task, add_dep and issue are inline: the lowering calls them for every task of every plan)
+  TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
+    if (stream >= stream_device_.size()) fail("add_task: bad stream");
+    if (duration < 0) fail("add_task: negative duration");
+    Task& t = tasks_.emplace_back();
+    t.duration = duration;
+    t.stream = stream;
+    t.tag = tag;
+    t.device = stream_device_[stream];
+    t.cls = stream_class_[stream];
+    return static_cast<TaskId>(tasks_.size() - 1);
+  }
+  void add_dep(TaskId before, TaskId after) {  // `after` cannot start before `before` has finished
+    dep_from_.push_back(before);
+    dep_to_.push_back(after);
+  }
 
   // The host of the task's device issues this GPU task (on a Compute or Comm stream): `host_ns` of host time for
   // `kernels` ≥ 1 GPU operations, at position `order` of the host's program (smaller first; equal orders keep the
@@ -70,7 +85,20 @@ public:
   // With `sync_after_ns` ≥ 0 the host synchronizes right after issuing it (torch.cuda.synchronize(): it waits until
   // every GPU task it issued, this one included, has finished, then spends sync_after_ns) — the same as a drain
   // host task at the next position, without a task of its own.
-  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1);
+  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1) {
+    if (task >= tasks_.size() || tasks_[task].cls == StreamClass::Host) fail("issue: not a GPU task");
+    Task& t = tasks_[task];
+    if (t.host_order != kNotOnHost) fail("issue: task already issued");
+    if (host_ns < 0 || order == kNotOnHost) fail("issue: bad host time or order");
+    t.host_ns = host_ns;
+    t.kernels = std::max<std::uint32_t>(1, kernels);
+    t.host_order = order;
+    if (sync_after_ns >= 0) {
+      t.drain = 1;
+      t.sync_after = sync_after_ns;
+    }
+    host_items_.push_back(task);
+  }
   // Host work of `device` at program position `order`: `duration` of host time once its dependencies have finished
   // (and, with `drain`, once every GPU task the host issued before it has finished).
   TaskId add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain = false);
@@ -104,6 +132,7 @@ public:
 
 private:
   friend class Executor;
+  [[noreturn]] static void fail(const char* what);  // throws std::logic_error(what)
   static constexpr std::uint64_t kNotOnHost = ~std::uint64_t{0};
   // A task's fields in one record (one cache line), read together by the executor.
   struct Task {
