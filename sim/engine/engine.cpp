@@ -260,11 +260,8 @@ void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate)
   schedule_end(g, t, now);
 }
 
-void Executor::try_start_head(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
-  TaskId t = stream_tasks_[stream_pos_[s]];
-  if (ts_[t].pending != 0) return;
-  if (g.tasks_[t].host_order != TaskGraph::kNotOnHost) {
-    if (!ts_[t].issued) return;  // the host has not reached it: it calls try_start when it issues it
+void Executor::try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out) {
+  if (g.tasks_[t].host_order != TaskGraph::kNotOnHost) {  // (issued: try_start checked)
     if (ts_[t].ready_at > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
       if (wake_at_[s] != ts_[t].ready_at) {
         wake_at_[s] = ts_[t].ready_at;

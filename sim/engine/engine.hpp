@@ -222,11 +222,16 @@ private:
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
   // Starts the head task of stream s if it can start now (the test of a busy or finished stream inline: most calls).
+  // The tests that stop most calls — a busy or finished stream, a head with unfinished predecessors or not issued yet
+  // by its host (which calls try_start when it issues it) — inline; the start itself in try_start_head.
   void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
     if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
-    try_start_head(g, s, now, out);
+    const TaskId t = stream_tasks_[stream_pos_[s]];
+    if (ts_[t].pending != 0) return;
+    if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && !ts_[t].issued) return;
+    try_start_head(g, s, t, now, out);
   }
-  void try_start_head(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
+  void try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out);
   void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now);
