@@ -251,12 +251,16 @@ void Executor::schedule_end(const TaskGraph& g, TaskId t, TimeNs now) {
   push(std::max(std::max(now, ts_[t].last_update) + stretched(ts_[t].remaining, ts_[t].rate), ts_[t].floor), t);
 }
 
-void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate) {
-  if (now > ts_[t].last_update) {  // (a task that starts later has done no work yet)
-    ts_[t].remaining = std::max(0.0, ts_[t].remaining - static_cast<double>(now - ts_[t].last_update) * old_rate);
-    ts_[t].last_update = now;
+void Executor::replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate) { replan_at(g, t, now, old_rate, rate(g, t)); }
+
+// A re-plan whose new rate the caller knows (SM contention: every compute task of the device gets the same one).
+void Executor::replan_at(const TaskGraph& g, TaskId t, TimeNs now, double old_rate, double new_rate) {
+  TaskState& st = ts_[t];
+  if (now > st.last_update) {  // (a task that starts later has done no work yet)
+    st.remaining = std::max(0.0, st.remaining - static_cast<double>(now - st.last_update) * old_rate);
+    st.last_update = now;
   }
-  ts_[t].rate = rate(g, t);
+  st.rate = new_rate;
   schedule_end(g, t, now);
 }
 
@@ -298,12 +302,14 @@ void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs
   device_comm_active_[device] += delta;
   const double sd = g.device_slowdown_[device];
   if (sd <= 0 || (before > 0) == (device_comm_active_[device] > 0)) return;
-  // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one.
+  // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one
+  // (rate() of a compute task, computed once for all of them).
+  const double new_rate = device_comm_active_[device] > 0 ? 1.0 / (1.0 + sd) : 1.0;
   for (std::uint32_t i = device_begin_[device]; i < device_comm_begin_[device]; ++i) {
     const StreamId s = device_streams_[i];
     if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
-    replan(g, t, now, ts_[t].rate);
+    replan_at(g, t, now, ts_[t].rate, new_rate);
   }
 }
 

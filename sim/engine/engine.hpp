@@ -241,6 +241,7 @@ private:
   template <class It, class Less>
   void merge_runs(It b, It e, Less less);
   void replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate);
+  void replan_at(const TaskGraph& g, TaskId t, TimeNs now, double old_rate, double new_rate);
   void schedule_end(const TaskGraph& g, TaskId t, TimeNs now);
 
   // CSR successors, per-stream task lists, and run state — kept between runs to avoid allocation.
