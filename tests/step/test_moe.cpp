@@ -235,3 +235,34 @@ TEST_CASE("MoE: DeepSeek-V3's multi-token-prediction module runs on the last vir
   CHECK(kw.layer[PassKind::Forward].duration_s() == doctest::Approx(k0.layer[PassKind::Forward].duration_s()));
   CHECK(kw.embed[PassKind::Forward].duration_s() == doctest::Approx(k0.embed[PassKind::Forward].duration_s()));
 }
+
+TEST_CASE("MoE: the alltoall dispatcher sorts the received chunks by local expert and back; flex does not") {
+  // Megatron-Core MoEAlltoAllTokenDispatcher (token_dispatcher.py, moe_utils.sort_chunks_by_idxs): with ep > 1 and more
+  // than one local expert, the received pairs (grouped by source rank) are sorted by local expert before the grouped
+  // GEMM and sorted back before the combine — a read and a write of every received pair's h-vector each:
+  // 2 sorts · 2 · R · h · e. Mixtral tp1 ep4 (2 local experts), mbs 1, seq 4096, bf16, balanced: R = 2 · 4,096 =
+  // 8,192 pairs, h = 4,096, e = 2 B → 4 · 8,192 · 4,096 · 2 = 268,435,456 B more forward than flex (2 kernels more),
+  // twice that backward (4 kernels more). With one local expert (ep8) there is nothing to sort.
+  auto with = [](const std::string& plan, MoeDispatcher d) {
+    ScenarioInput in;
+    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
+    in.plan = plan;
+    in.train.seq = 4096;
+    in.train.mbs = 1;
+    in.train.gbs = 64;
+    in.train.moe_imbalance = 1.0;
+    in.train.moe_dispatcher = d;
+    return resolve_scenario(in);
+  };
+  const Scenario a2a = with("tp1pp1dp16ep4", MoeDispatcher::AllToAll), flex = with("tp1pp1dp16ep4", MoeDispatcher::Flex);
+  const Hardware hw = megatron_compute(a2a.hw);
+  const LayerKind kind = a2a.model.layer(0);
+  const PassCosts pa = layer_costs(context(a2a, hw), kind), pf = layer_costs(context(flex, hw), kind);
+  const double bytes = 4.0 * 8192 * 4096 * 2;
+  CHECK(bytes == 268435456.0);
+  CHECK(pa.fwd.compute_s - pf.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, bytes, 2)));
+  CHECK(pa.bwd.compute_s - pf.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 2 * bytes, 4)));
+  const Scenario a2a8 = with("tp1pp1dp16ep8", MoeDispatcher::AllToAll), flex8 = with("tp1pp1dp16ep8", MoeDispatcher::Flex);
+  CHECK(layer_costs(context(a2a8, hw), kind).fwd.compute_s ==
+        doctest::Approx(layer_costs(context(flex8, hw), kind).fwd.compute_s));
+}

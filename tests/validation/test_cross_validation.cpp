@@ -9,18 +9,21 @@
 // Megatron-DeepSpeed / nanoGPT runs ≈ 28 %, S50 MI325X FSDP2 ≈ 22 %) are off for reasons no refit of a shared constant
 // repairs (host-bound tiny models, legacy kernels, MI300-class GEMM/attention curves without a measured fp8 ceiling).
 // The host factor is fitted only on the rows that identify it (cross_validation.hpp: the prediction moves > 10 %
-// between factors 1 and 3). Those are 70 of S53's 73 rows and no other source's, so leaving S53 out leaves the factor
-// unidentified: it falls back to 1 (the unfitted micro-benchmark costs) and S53 is predicted at 59 % — a second
-// host-bound source is what the data lacks. Within S53 the factor is cross-validated across configurations instead
+// between factors 1 and 3). Those are 70 of S53's 73 rows (Megatron-LM CI 2025) and all 27 rows of S54 (Megatron-LM
+// Selene CI 2023-24: legacy fp16 and Megatron-Core local spec), and no other source's. With S53 alone, leaving it out
+// left the factor unidentified (it fell back to 1 and S53 was predicted at 59 %); with S54 each host-bound source is
+// predicted with the factor the other one sets. Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 24 sources 12.6 % in sample, 15.0 % out of sample; S53
-// 18.0 % in / 59.0 % out; splits tp1 ↔ tp2-4 17.1 % / 19.4 %, pp1 ↔ pp2-4 18.5 % / 19.8 %, DGX H100 ↔ A100 + GB200
-// 20.8 % / 26.3 % out of sample. Asserted:
-//   - mean over sources of the out-of-sample error ≤ 16 %;
-//   - every source but S53: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
+// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 13.1 % in sample, 14.4 % out of sample
+// (15.2 % before S54); S53 17.5 % in / 23.3 % out (58.9 % before), S54 23.8 % in / 30.4 % out (factor 2.65 without it,
+// 2.05 without S53: the two sources pull apart); splits tp1 ↔ tp2-4 17.1 % / 19.4 %, pp1 ↔ pp2-4 18.4 % / 19.7 %,
+// DGX H100 ↔ A100 + GB200 20.7 % / 26.3 % out of sample. Asserted:
+//   - mean over sources of the out-of-sample error ≤ 15 %;
+//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 25 % out of sample, S54 ≥ 25 and ≤ 32 %;
+//   - every other source: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
 //     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
-//     and S04 each set most of their stack's sustained fraction — without them Megatron 0.735, PyTorch 0.64 — and
-//     move most, 8 and 6 points);
+//     and S04 each set most of their stack's sustained fraction — without them Megatron 0.73, PyTorch 0.635 — and
+//     move most, 8 and 7 points);
 //   - within S53: each group predicted with the factor fitted on the other group ≤ 30 % and ≤ 12 points above the
 //     group's own fit.
 #include "cross_validation.hpp"
@@ -44,11 +47,17 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
     std::printf("%-6s %5d %9.1f%% %13.1f%%\n", s.source.c_str(), s.rows, 100 * s.in_sample, 100 * s.out_of_sample);
   std::printf("mean         %9.1f%% %13.1f%%\n", 100 * cv.mean_in, 100 * cv.mean_out);
   CHECK(cv.sources.size() >= 20);
-  CHECK(cv.mean_out <= 0.16);
+  CHECK(cv.mean_out <= 0.15);
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
     if (s.source == "S53") {
       CHECK(s.host_bound_rows >= 60);
+      CHECK(s.out_of_sample <= 0.25);
+      continue;
+    }
+    if (s.source == "S54") {
+      CHECK(s.host_bound_rows >= 25);
+      CHECK(s.out_of_sample <= 0.32);
       continue;
     }
     CHECK(s.host_bound_rows == 0);

@@ -160,22 +160,36 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //
   // Bound asserted: the accuracy the MoE model reaches today, not issue 10's target (mean ≤ 12 %, none beyond 25 %),
   // which it does not meet. Measured at this commit (build/tests/parsim_accuracy --data
-  // tests/data/validation/moe.csv): mean |err| 18.2 % (24.2 % before the MoE host inventory, the dispatcher's
-  // per-layer device→host sync, the host cost of every layer kind and the MTP module), max 50.8 %.
+  // tests/data/validation/moe.csv): mean |err| 18.1 %, max 44.8 % (18.5 % / 47.2 % before the alltoall dispatcher's
+  // chunk sort by local expert; 24.2 % before the MoE host inventory, the dispatcher's per-layer device→host sync,
+  // the host cost of every layer kind and the MTP module). Signed mean −15.2 %: parsim is too fast on 13 of 16 rows.
   // The gap, row by row:
-  //  - GPT-OSS 120B (E0014 −50.8 %, E0015 −31.7 %, E0016 −35.4 %): measured at about half parsim's kernel speed on
-  //    every GPU (predicted MFU 29–44 %). NVIDIA reports that its later fused MoE kernels (GLU activation in the grouped
-  //    GEMM epilogue, sync-free dispatch) sped GPT-OSS pre-training up 93 % end to end, so the 26.04 stack spent about
-  //    half its step in work parsim does not model (the clamped, biased GLU of GPT-OSS outside the GEMMs, its sink
-  //    attention); no mechanism that also fits the runs' memory was found (unfused attention would time right but its
-  //    s² probabilities would not fit), so none is modelled.
-  //  - Mixtral 8x22B at seq 65,536 (E0003 −27.4 %, E0005 −19.0 %): attention and the CP ring dominate (the MoE part
-  //    is < 20 % of the layer); S40's dense B200 rows run −13 % too (blackwell.csv).
-  //  - Qwen3 (E0008–E0013, −22 % to +18 %): host-sensitive — the recipes' partial CUDA graphs (attn, moe_router,
-  //    moe_preprocess), which parsim cannot state, make E0011 host-bound here (+17.6 %).
-  // The bounds below guard against regressions; tighten them as the model improves.
+  //  - The S42 rows ran Megatron-Bridge's 26.04.01 stack: TE GroupedLinear (one cuBLAS GEMM per local expert, the
+  //    GLU activation and the MXFP8 quantisations as separate kernels), the per-layer token-count sync, partial or no
+  //    CUDA graphs. The same summary's dense rows (blackwell.csv S42) are +1.3 % signed, so the shortfall is in the
+  //    MoE path. NVIDIA's next container (26.06, Megatron-Bridge docs/performance-summary-archive.md) replaced exactly
+  //    that path — cutedsl_fused_grouped_mlp (GroupGemm + activation + quantise in one CuTe-DSL kernel, sync-free),
+  //    full-iteration CUDA graphs, a2a overlap, fp8 attention (recipe diff 21d102f5e..63b08b397,
+  //    scripts/performance/configs/qwen/qwen3_workload_base_configs.py) — and Qwen3-30B-A3B on the same 8 GB200s
+  //    went 26,112 → 40,706 tokens/s/GPU (+56 %), GPT-OSS 120B 16,640 (BF16) → 28,947 (MXFP8). parsim prices the
+  //    expert MLP as tile-efficient grouped GEMMs plus HBM-speed elementwise work, i.e. closer to the fused path
+  //    (its E0008 prediction, 7.84 s, lies between the 26.04.01 run, 10.04 s, and the 26.06 run, 6.44 s); what
+  //    the unfused path loses per kernel is not published, so it is not modelled (no constant is fitted to it).
+  //  - GPT-OSS 120B (E0014 −44.8 %, E0016 −29.9 %, E0015 −27.6 %) loses most: besides the unfused MoE path, its
+  //    learnable-softmax (sink) attention with 128-token windows and head_dim 64 runs in cuDNN's sink-attention
+  //    kernels (TE 2.8 FusedAttention, cuDNN ≥ 9.13.1: TransformerEngine PR 2148), whose speed NVIDIA's own
+  //    summaries show to swing GPT-OSS by a third (26.06.01: 18,304 tokens/s/GPU, footnoted as the cuDNN regression
+  //    cudnn-frontend issue 256, vs 28,947 in 26.06); the recipes' recompute of 'layernorm' and 'moe_act' is not
+  //    expressible either. No sourced speed for those kernels exists, so none is modelled.
+  //  - Mixtral 8x22B at seq 65,536 (E0003 −20.2 %, E0005 −11.1 %): attention and the CP ring dominate (the MoE part
+  //    is < 20 % of the layer); S40's dense B200 rows run −13.6 % too (blackwell.csv).
+  //  - Qwen3 (E0008–E0013, −23 % to +9 %): host-sensitive — the recipes' partial CUDA graphs (attn, moe_router,
+  //    moe_preprocess), which parsim cannot state, make E0011 host-bound here (+9.1 %).
+  // The bounds below guard against regressions; tighten them as the model improves. The mean moved from 18.1 % to
+  // 18.7 % when host_megatron was refitted on the second host-bound source S54 (2.65 → 2.46, hardware/calibration.json):
+  // the host-sensitive rows (Qwen3, E0011) get a cheaper host; moe.csv is not in the cross-validation fit.
   constexpr double kMoeMeanBound = 0.19;
-  constexpr double kMoeRowBound = 0.52;
+  constexpr double kMoeRowBound = 0.46;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 16);
@@ -338,7 +352,7 @@ TEST_CASE("validation: model state of NVIDIA's Llama 3.1 8B recipe (H0007) withi
   CHECK(m.fits);
 }
 
-TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53) and the small-model runs (S51, S52)") {
+TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54) and the small-model runs (S51, S52)") {
   // Where the host sets the step (docs/host-model.md): tests/data/validation/megatron_ci_small.csv, 73 Megatron-LM CI
   // runs of a 12 × 512 GPT (and two 32 × 4096) on 8 A100 / H100 / GB200, 53 ms – 7.6 s per step with 6–160 ms of GPU
   // work; and small_models.csv, llm.c and nanoGPT GPT-2 runs on one 8-GPU node (GPU-bound at their micro-batches of
@@ -373,6 +387,25 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53) and
   CHECK(abs_sum / n <= 0.20);
   CHECK(std::fabs(tp1_sum / tp1) <= 0.20);
   CHECK(std::fabs(tpn_sum / tpn) <= 0.20);
+
+  // tests/data/validation/megatron_ci_2023.csv (S54): 27 Megatron-LM Selene CI runs of 2023-24 of the same 12 × 512
+  // GPT on 8 DGX A100 — legacy fp16, Megatron-Core local spec and one TE run, tp1-4, pp1-4, vpp3 — the second
+  // host-bound source. Predicted with the factor fitted on S53 alone (2.65) they were 30.4 % off (+23.5 % signed,
+  // parsim too slow); with both in the fit (2.46): mean |error| 23.8 %, worst L0026 +57.1 % (Megatron-Core local tp4pp1), signed mean +14.8 %. Bounds: mean ≤ 25 %, every row
+  // simulates and none is beyond 60 % (the Megatron-Core local-spec rows, priced with TE's module costs, are the worst).
+  const std::vector<PublishedRun> ci23 = load_published_runs(dir + "megatron_ci_2023.csv");
+  CHECK(ci23.size() == 27);
+  double abs23 = 0;
+  int n23 = 0;
+  for (const auto& r : evaluate_runs(ci23)) {
+    CAPTURE(r.run->row_id());
+    REQUIRE(r.ok);
+    abs23 += std::fabs(r.error);
+    ++n23;
+    CHECK(std::fabs(r.error) <= 0.60);
+  }
+  std::printf("S54: %d rows, mean |err| %.1f %%\n", n23, 100 * abs23 / n23);
+  CHECK(abs23 / n23 <= 0.25);
 
   const std::vector<PublishedRun> small = load_published_runs(dir + "small_models.csv");
   const std::vector<RowResult> sres = evaluate_runs(small);

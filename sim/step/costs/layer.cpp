@@ -155,10 +155,21 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
              memory_bound_time_s(hw, (6.0 + drop) * scores, drop > 0 ? 2 : 1);
   }
   // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward. An MoE layer
-  // adds its router and permutation kernels (kMoeKernelsFwd).
-  const int moe_kernels = moe ? kMoeKernelsFwd : 0;
-  const double elem_f = memory_bound_time_s(hw, lw.elementwise_bytes_fwd, 10 + moe_kernels);
-  const double elem_b = memory_bound_time_s(hw, 2 * lw.elementwise_bytes_fwd, 12 + 2 * moe_kernels);
+  // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort.
+  int moe_kernels = moe ? kMoeKernelsFwd : 0;
+  double elem_bytes_fwd = lw.elementwise_bytes_fwd;
+  // The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
+  // moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
+  // than one local expert they are re-sorted by local expert before the grouped GEMM and sorted back by rank before
+  // the combine — each a read and a write of every received pair's hidden vector (2 · R · h · e per sort, 2 sorts per
+  // forward). layer_work counts the first permutation and the unpermutation only; flex dispatchers (DeepEP / HybridEP)
+  // deliver the tokens expert-major and have no such sort [D, counted from the code path].
+  if (moe && tr.moe_dispatcher == MoeDispatcher::AllToAll && split.ep > 1 && m.experts / split.ep > 1) {
+    elem_bytes_fwd += 4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * act_bytes;
+    moe_kernels += 2;
+  }
+  const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
+  const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
