@@ -176,7 +176,7 @@ void Executor::queue_grew() {
 
 Executor::Event Executor::heap_pop() {
   std::size_t at = 0;
-  if (!heap_mode_) {  // the least (time, seq) as one 128-bit key (times are ≥ 0): a branch-free scan
+  if (!heap_mode_) {  // a scan for the least (time, seq)
     TimeNs bt = heap_[0].time;
     std::uint64_t bs = heap_[0].seq;
     for (std::size_t i = 1; i < heap_.size(); ++i) {

@@ -210,9 +210,6 @@ private:
   static constexpr std::uint32_t kCompletion = 0, kWake = 1;
   static constexpr std::uint32_t kNotQueued = ~std::uint32_t{0};
   static bool earlier(const Event& a, const Event& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; }
-  // (time, seq) as one number, for the scan of a small queue (event times are ≥ 0).
-  __extension__ typedef unsigned __int128 Key;
-  static Key key(const Event& e) { return (static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64) | e.seq; }
   void heap_place(std::size_t i, const Event& e);
   void heap_up(std::size_t i);
   void heap_down(std::size_t i);
