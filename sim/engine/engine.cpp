@@ -232,16 +232,19 @@ void Executor::push_wake(TimeNs t, StreamId s) {
 double Executor::rate(const TaskGraph& g, TaskId t) const {
   const StreamId s = g.tasks_[t].stream;
   const int dev = g.stream_device_[s];
+  double r = 1.0;
   if (g.stream_class_[s] == StreamClass::Compute) {
     const double sd = g.device_slowdown_[dev];
-    return (sd > 0 && device_comm_active_[dev] > 0) ? 1.0 / (1.0 + sd) : 1.0;
+    if (sd > 0 && device_comm_active_[dev] > 0) r = 1.0 / (1.0 + sd);
   }
-  const int k = device_nic_active_[dev];
-  if (g.tasks_[t].nic_ns > 0 && k > 1) {
+  if (g.tasks_[t].nic_ns > 0 && device_nic_active_[dev] > 1) {
+    // The other running NIC tasks of the device, each weighted by the share of its own time it spends on the NIC
+    // (the device's running sum, less this task's own share).
+    const double load = std::max(0.0, device_nic_load_[dev] - nic_share(g, t));
     const double d = static_cast<double>(g.tasks_[t].duration), b = static_cast<double>(g.tasks_[t].nic_ns);
-    return d / (d + (k - 1) * b);
+    r *= d / (d + load * b);
   }
-  return 1.0;
+  return r;
 }
 
 // The end event of a running task: its remaining work at its current rate, and never before its last kernel was
@@ -287,42 +290,36 @@ void Executor::try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs n
   const int dev = g.stream_device_[s];
   ts_[t].remaining = static_cast<double>(g.tasks_[t].duration);
   ts_[t].last_update = at;
-  if (g.stream_class_[s] == StreamClass::Comm) {
-    set_comm_active(g, dev, +1, now);
-    if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, +1, now, t);
-  }
+  const int comm = g.stream_class_[s] == StreamClass::Comm ? 1 : 0, nic = g.tasks_[t].nic_ns > 0 ? 1 : 0;
+  if (comm | nic) set_active(g, dev, comm, nic, now, t);
   ts_[t].rate = rate(g, t);
   schedule_end(g, t, now);
   // The host may be waiting for this task to start (its launch queue was full).
   if (hwait_[dev] == HostWait::Start && hwait_task_[dev] == t) queue_constraint(g, dev, now, out);
 }
 
-void Executor::set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now) {
-  const int before = device_comm_active_[device];
-  device_comm_active_[device] += delta;
-  const double sd = g.device_slowdown_[device];
-  if (sd <= 0 || (before > 0) == (device_comm_active_[device] > 0)) return;
-  // Re-plan the running compute tasks of this device: work done so far at the old rate, the rest at the new one
-  // (rate() of a compute task, computed once for all of them).
-  const double new_rate = device_comm_active_[device] > 0 ? 1.0 / (1.0 + sd) : 1.0;
-  for (std::uint32_t i = device_begin_[device]; i < device_comm_begin_[device]; ++i) {
+// A task of `device` starts (+1) or ends (−1): `comm_delta` for a Comm-stream task, `nic_delta` for a task with a NIC
+// part (`except`: that task itself, whose rate its caller sets). Re-plans every running task of the device whose rate
+// this changes — compute tasks when the device's communication goes from idle to busy or back (SM contention), NIC
+// tasks when the set of running NIC tasks changes while more than one is or was running — each once.
+void Executor::set_active(const TaskGraph& g, int device, int comm_delta, int nic_delta, TimeNs now, TaskId except) {
+  const int comm_before = device_comm_active_[device], nic_before = device_nic_active_[device];
+  device_comm_active_[device] += comm_delta;
+  device_nic_active_[device] += nic_delta;
+  if (nic_delta != 0)  // (exactly 0 again once no NIC task runs: no rounding residue carries over)
+    device_nic_load_[device] =
+        device_nic_active_[device] == 0 ? 0.0 : device_nic_load_[device] + nic_delta * nic_share(g, except);
+  const bool sm = g.device_slowdown_[device] > 0 && (comm_before > 0) != (device_comm_active_[device] > 0);
+  const bool nic = nic_delta != 0 && (nic_before > 1 || device_nic_active_[device] > 1);
+  if (!sm && !nic) return;
+  // Work done so far at the old rate, the rest at the new one.
+  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
     const StreamId s = device_streams_[i];
     if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
-    replan_at(g, t, now, ts_[t].rate, new_rate);
-  }
-}
-
-void Executor::set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except) {
-  const int before = device_nic_active_[device];
-  device_nic_active_[device] += delta;
-  if (before <= 1 && device_nic_active_[device] <= 1) return;  // alone before and after: no rate changes
-  for (std::uint32_t i = device_comm_begin_[device]; i < device_begin_[device + 1]; ++i) {
-    const StreamId s = device_streams_[i];
-    if (!stream_busy_[s]) continue;
-    const TaskId t = stream_running_[s];
-    if (t == except || g.tasks_[t].nic_ns <= 0) continue;
-    replan(g, t, now, ts_[t].rate);
+    if (t == except) continue;
+    if ((sm && g.stream_class_[s] == StreamClass::Compute) || (nic && g.tasks_[t].nic_ns > 0))
+      replan(g, t, now, ts_[t].rate);
   }
 }
 
@@ -487,29 +484,17 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.tasks_[t].stream]++] = static_cast<TaskId>(t);
   stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
-  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream: its
-  // compute streams first, [device_begin_[d], device_comm_begin_[d]), then its comm streams, each in stream order.
+  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
   device_begin_.assign(nd + 1, 0);
-  device_comm_begin_.assign(nd, 0);
-  for (StreamId s = 0; s < ns; ++s) {
-    if (g.stream_class_[s] == StreamClass::Host) continue;
-    ++device_begin_[g.stream_device_[s] + 1];
-    if (g.stream_class_[s] == StreamClass::Compute) ++device_comm_begin_[g.stream_device_[s]];
-  }
-  for (std::size_t d = 0; d < nd; ++d) {
-    device_begin_[d + 1] += device_begin_[d];
-    device_comm_begin_[d] += device_begin_[d];
-  }
+  for (StreamId s = 0; s < ns; ++s)
+    if (g.stream_class_[s] != StreamClass::Host) ++device_begin_[g.stream_device_[s] + 1];
+  for (std::size_t d = 0; d < nd; ++d) device_begin_[d + 1] += device_begin_[d];
   device_streams_.resize(device_begin_[nd]);
   {
-    std::vector<std::uint32_t>& cur = hpos_;  // reuse as cursors: compute streams, then comm streams
-    std::vector<std::uint32_t>& cur_comm = qpos_;
+    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
     cur.assign(device_begin_.begin(), device_begin_.end() - 1);
-    cur_comm.assign(device_comm_begin_.begin(), device_comm_begin_.end());
-    for (StreamId s = 0; s < ns; ++s) {
-      if (g.stream_class_[s] == StreamClass::Compute) device_streams_[cur[g.stream_device_[s]]++] = s;
-      else if (g.stream_class_[s] == StreamClass::Comm) device_streams_[cur_comm[g.stream_device_[s]]++] = s;
-    }
+    for (StreamId s = 0; s < ns; ++s)
+      if (g.stream_class_[s] != StreamClass::Host) device_streams_[cur[g.stream_device_[s]]++] = s;
   }
   // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
   host_begin_.assign(nd + 1, 0);
@@ -549,6 +534,7 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   stream_running_.assign(ns, 0);
   device_comm_active_.assign(nd, 0);
   device_nic_active_.assign(nd, 0);
+  device_nic_load_.assign(nd, 0.0);
   heap_.clear();
   heap_mode_ = false;
   seq_ = 0;
@@ -583,10 +569,8 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     const bool gpu = g.stream_class_[s] != StreamClass::Host;
     if (gpu) {
       stream_busy_[s] = 0;
-      if (g.stream_class_[s] == StreamClass::Comm) {
-        set_comm_active(g, dev, -1, now);
-        if (g.tasks_[t].nic_ns > 0) set_nic_active(g, dev, -1, now, t);
-      }
+      const int comm = g.stream_class_[s] == StreamClass::Comm ? 1 : 0, nic = g.tasks_[t].nic_ns > 0 ? 1 : 0;
+      if (comm | nic) set_active(g, dev, -comm, -nic, now, t);
       if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
         hwait_[dev] = HostWait::None;
         resume_.push_back(dev);

@@ -23,10 +23,15 @@
 //     (torch.cuda.synchronize()). A sync on a drained queue therefore exposes the host's issue time of what follows.
 // GPU tasks that are not issued by a host (no host program, or not registered) start as soon as they are ready.
 //
-// Shared NICs: a task may declare how much of its duration is spent moving bytes over the device's NICs at full
-// share (set_nic). While k such tasks of one device run at once, each progresses at D/(D + (k−1)·B) of its speed
-// (D its duration, B its NIC time: the NIC part is shared k ways, the rest — latency, NVLink hops — is not), and the
-// engine re-plans their end events whenever k changes, as it does for SM contention.
+// Shared NICs: a task — a collective on a Comm stream, or a compute pass whose in-pass communication crosses nodes —
+// may declare how much of its duration is spent moving bytes over the device's NICs at full share (set_nic). While
+// other such tasks of the device run, each progresses at D/(D + B·Σ_j B_j/D_j) of its speed (D its duration, B its
+// NIC time; the sum over the device's other running NIC tasks, each weighted by the share of its own time it is on
+// the NIC): its NIC part is stretched by the expected number of others on the NIC at the same moment, the rest —
+// latency, NVLink hops, compute — is not. k transfers that are all NIC (B = D) progress at 1/k each (processor
+// sharing); a transfer beside a pass that is on the NIC 10 % of its time loses 10 %, and the NIC stays busy at most
+// its capacity. Compute passes combine it with SM contention (product of the rates). The engine re-plans the end
+// events whenever the set of running NIC tasks changes, as it does for SM contention.
 //
 // Events are ordered by (time, sequence number): equal inputs give bit-identical timelines. No globals: one
 // TaskGraph + Executor per evaluation, reusable (clear() keeps the allocations) so the sweep can run thousands per
@@ -231,8 +236,7 @@ private:
   void try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out);
   void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
-  void set_comm_active(const TaskGraph& g, int device, int delta, TimeNs now);
-  void set_nic_active(const TaskGraph& g, int device, int delta, TimeNs now, TaskId except);
+  void set_active(const TaskGraph& g, int device, int comm_delta, int nic_delta, TimeNs now, TaskId except);
   void apply_queue(const TaskGraph& g, int device, const Timeline& out);
   double rate(const TaskGraph& g, TaskId t) const;
   template <class It, class Less>
@@ -248,8 +252,11 @@ private:
   std::vector<TimeNs> wake_at_;         // per stream: the pending wake event's time (-1: none)
   std::vector<TaskId> stream_running_;
   std::vector<int> device_comm_active_, device_nic_active_;
+  std::vector<double> device_nic_load_;  // per device: Σ nic_ns/duration of its running NIC tasks
+  static double nic_share(const TaskGraph& g, TaskId t) {
+    return static_cast<double>(g.tasks_[t].nic_ns) / static_cast<double>(g.tasks_[t].duration);
+  }
   std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
-  std::vector<std::uint32_t> device_comm_begin_;  // … its comm streams from here (compute streams before)
   // Per task, in one record (one cache line): what the event loop reads and writes together.
   struct TaskState {
     double remaining = 0.0;    // work left (ns at full speed) of a running task

@@ -145,6 +145,12 @@ struct StepCosts {
   PassCosts head;                     // last virtual stage: final norm, LM head, loss
   double p2p_s = 0;                   // one activation (or gradient) transfer between adjacent pipeline stages
   double p2p_bytes = 0;
+  double p2p_nic_s = 0;               // … the part of p2p_s the rank's NIC share is busy (0 when the stages share a node)
+  // In-pass communication that crosses nodes (a TP, CP or EP group spanning nodes): the share of its time the rank's
+  // NIC share is busy (CollectiveCost::nic_busy_s / time_s of the axis's collective at the layer's message size; 0
+  // when the group stays inside a node). The lowering declares a pass's NIC part, Σ share · PassCost::{tp,cp,ep}_s,
+  // to the engine, which shares the rank's NICs between it and the concurrent DP / pipeline transfers.
+  PerAxis<double> nic_share{};
   std::vector<int> layers_per_chunk;  // pp·vpp pieces, index = virtual stage (PipelinePlacement::vstage)
   PipelinePlacement placement;        // where the virtual stages sit (the schedule's)
   // Parameters held per rank (after TP / EP / ETP split), for gradient/parameter traffic and the optimizer.
@@ -249,8 +255,12 @@ void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head);
 // per module the shifted-token embedding, eh_proj, one more transformer layer of the last layer's kind (`last_layer`,
 // host issue included) and the shared LM head + loss again (`head` before the call). Added to `head`.
 void add_mtp_costs(const CostContext& c, const PassCosts& embed, const PassCosts& last_layer, PassCosts& head);
-// One pipeline transfer (s) and its bytes.
-std::pair<double, double> p2p_cost(const CostContext& c);
+// One pipeline transfer: its time (s), its bytes, and the time the rank's NIC share is busy with it (s; 0 when the
+// adjacent stages share a node).
+struct P2PCost {
+  double time_s = 0, bytes = 0, nic_s = 0;
+};
+P2PCost p2p_cost(const CostContext& c);
 // The host (costs/host.cpp): the stack's model for this scenario; the issue cost and kernels of one layer's passes
 // (recompute included) and of the embedding and head; the per-step optimizer work of one stage.
 HostModel host_model(const Scenario& sc);

@@ -312,9 +312,9 @@ TEST_CASE("host: the launch queue stops the host q kernels ahead of the GPU") {
 }
 
 TEST_CASE("nic: concurrent NIC transfers of one device share its NICs") {
-  // A: 100 µs, all of it on the NIC; B: 100 µs, half on the NIC; both start at 0, so k = 2:
-  // A runs at 100/(100 + 100) = 1/2, B at 100/(100 + 50) = 2/3 → B ends at 150; A has 100 − 150/2 = 25 µs left,
-  // alone at full speed → ends at 175. On two devices (no sharing) both end at 100.
+  // A: 100 µs, all of it on the NIC (f_A = 1); B: 100 µs, half on the NIC (f_B = 0.5); both start at 0.
+  // rate = D/(D + B·Σ others' f): A runs at 100/(100 + 100·0.5) = 2/3, B at 100/(100 + 50·1) = 2/3 → both end at
+  // 150 µs. The NIC is used at f_A·2/3 + f_B·2/3 = 1: exactly its capacity. On two devices both end at 100.
   for (bool shared : {true, false}) {
     TaskGraph g;
     int d0 = g.add_device(), d1 = shared ? d0 : g.add_device();
@@ -326,7 +326,43 @@ TEST_CASE("nic: concurrent NIC transfers of one device share its NICs") {
     Timeline tl;
     ex.run(g, tl);
     CHECK(tl.end[b] == (shared ? 150000 : 100000));
-    CHECK(tl.end[a] == (shared ? 175000 : 100000));
+    CHECK(tl.end[a] == (shared ? 150000 : 100000));
+  }
+}
+
+TEST_CASE("nic: two bandwidth-bound transfers take the sum of their NIC times; a compute pass shares by its NIC share") {
+  // Processor sharing: A (80 µs, 80 on the NIC) and B (40 µs, 40 on the NIC) start together, each at rate
+  // D/(D + B·1) = 1/2. B ends at 80 µs (40 of work at 1/2); A has 80 − 40 = 40 µs left, alone → ends at 120 µs
+  // = 80 + 40, the sum of their NIC times.
+  {
+    TaskGraph g;
+    int d = g.add_device();
+    StreamId s0 = g.add_stream(d, StreamClass::Comm), s1 = g.add_stream(d, StreamClass::Comm);
+    TaskId a = g.add_task(s0, 80000, 0), b = g.add_task(s1, 40000, 0);
+    g.set_nic(a, 80000);
+    g.set_nic(b, 40000);
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.end[b] == 80000);
+    CHECK(tl.end[a] == 120000);
+  }
+  // A compute pass of 100 µs whose in-pass communication is 10 µs on the NIC (f = 0.1) beside a transfer of 100 µs all
+  // on the NIC (f = 1), no SM slowdown: the pass runs at 100/(100 + 10·1) = 1/1.1, the transfer at
+  // 100/(100 + 100·0.1) = 1/1.1 → both end at 110 µs (the pass's NIC part is shared half and half: 10 → 20 µs; the
+  // transfer loses the NIC for the pass's 10 µs). NIC use: 0.1/1.1 + 1/1.1 = 1.
+  {
+    TaskGraph g;
+    int d = g.add_device();
+    StreamId sc = g.add_stream(d, StreamClass::Compute), sm = g.add_stream(d, StreamClass::Comm);
+    TaskId p = g.add_task(sc, 100000, 0), x = g.add_task(sm, 100000, 0);
+    g.set_nic(p, 10000);
+    g.set_nic(x, 100000);
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.end[p] == 110000);
+    CHECK(tl.end[x] == 110000);
   }
 }
 

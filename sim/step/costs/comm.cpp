@@ -157,7 +157,7 @@ double activation_bytes(const Scenario& sc) {
   return tokens_local * static_cast<double>(sc.model.hidden) * activation_element_bytes(sc.train.precision);
 }
 
-std::pair<double, double> p2p_cost(const CostContext& c) {
+P2PCost p2p_cost(const CostContext& c) {
   // One activation forward / one gradient backward per micro-batch and boundary, b·(s/c)·h elements per TP rank
   // (Megatron-Core schedules.py get_tensor_shapes), ÷t when Megatron scatters it over the TP group:
   //  - with sequence parallelism the tensor between layers already is the rank's 1/t sequence shard;
@@ -171,7 +171,7 @@ std::pair<double, double> p2p_cost(const CostContext& c) {
   const bool legacy = c.sc.train.stack == Stack::MegatronLegacy;
   const bool scattered = pl.tp > 1 && (c.sc.train.sp || legacy);
   const double bytes = activation_bytes(c.sc) / (scattered ? pl.tp : 1);
-  if (pl.pp <= 1) return {0.0, bytes};
+  if (pl.pp <= 1) return {0.0, bytes, 0.0};
   const int gpn = c.hw.node.gpus_per_node;
   const int stride = pl.tp * pl.cp * pl.dp;  // ranks between adjacent stages in the tp-cp-dp-pp layout
   GroupShape g;
@@ -185,10 +185,11 @@ std::pair<double, double> p2p_cost(const CostContext& c) {
     g.nodes = 1;
     g.concurrent_per_node = gpn;
   }
-  double t = collective_time(c.hw, Collective::SendRecv, bytes, g).time_s;
+  const CollectiveCost send = collective_time(c.hw, Collective::SendRecv, bytes, g);
+  double t = send.time_s;
   if (scattered && !c.sc.train.sp)  // scatter-gather: the receiver re-assembles the activation (gather_split_1d_tensor)
     t += group_collective_s(c, Collective::AllGather, activation_bytes(c.sc), c.tp_group);
-  return {t, bytes};
+  return {t, bytes, g.nodes > 1 ? send.nic_busy_s : 0.0};
 }
 
 PassCost PairOverlap::apply(const PassCost& c) const {

@@ -44,7 +44,31 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
   out.layer = out.kinds.front().pass;
   add_edge_host(c, out.host, out.embed, out.head);
   add_mtp_costs(c, out.embed, out.kind_of(m.layers - 1).pass, out.head);
-  std::tie(out.p2p_s, out.p2p_bytes) = p2p_cost(c);
+  const P2PCost p2p = p2p_cost(c);
+  out.p2p_s = p2p.time_s;
+  out.p2p_bytes = p2p.bytes;
+  out.p2p_nic_s = p2p.nic_s;
+  // NIC share of the in-pass collectives whose group leaves the node (the engine's NIC sharing, sim/engine): TP at
+  // one activation A (all-gather with SP, all-reduce without, costs/layer.cpp), the CP ring's K‖V step (2·(b·s/c)·
+  // (kv_heads/t)·head_dim elements), the EP all-to-all of the rank's routed tokens (k × its tokens).
+  auto nic_share = [&](Collective k, double bytes, const GroupShape& g) {
+    if (g.size <= 1 || g.nodes <= 1 || !(bytes > 0)) return 0.0;
+    const CollectiveCost cc = collective_time(hw, k, bytes, g);
+    return cc.time_s > 0 ? std::min(1.0, cc.nic_busy_s / cc.time_s) : 0.0;
+  };
+  {
+    const double A = activation_bytes(sc);
+    const double e = activation_element_bytes(tr.precision);
+    const double tokens_local = static_cast<double>(tr.mbs * tr.seq) / pl.cp;
+    out.nic_share[Axis::tp] = nic_share(tr.sp ? Collective::AllGather : Collective::AllReduce, A, c.tp_group);
+    const double kv = 2.0 * tokens_local * std::max(1.0, static_cast<double>(m.kv_heads) / pl.tp) *
+                      static_cast<double>(m.head_dim) * e;
+    out.nic_share[Axis::cp] = nic_share(Collective::SendRecv, kv, c.cp_group);
+    if (pl.ep > 1 && m.experts_per_token > 0) {
+      const double sent = A / ((tr.sp || pl.tp == 1) ? pl.tp : 1) * m.experts_per_token;
+      out.nic_share[Axis::ep] = nic_share(Collective::AllToAll, sent, group_shape(pl, GroupKind::EP, gpn));
+    }
+  }
 
   // ---- parameters and data-parallel groups ----------------------------------------------------------------
   out.layer_params = out.kinds.front().params.total();

@@ -88,6 +88,7 @@ private:
   PipelinePlacement place_;
   std::size_t max_ops_ = 0;  // the longest stage program (end_key follows it)
   double bucket_bytes_ = 25e6;
+  bool any_pass_nic_ = false;  // some in-pass group (TP, CP, EP) crosses nodes: passes get a NIC part
   std::vector<int>& chunk_first_layer_;  // by virtual stage
   // Per (stage, chunk): the micro-batch of its first forward and of its last weight-gradient pass in the stage's
   // order — where a chunk's gradients are complete (M − 1 for the one-direction schedules; the last micro-batch of
@@ -100,7 +101,7 @@ private:
     const GroupShape* group = nullptr;
     Collective coll = Collective::AllReduce;
     double bytes = -1;
-    double time = 0;
+    double time = 0, nic = 0;
   };
   mutable std::array<CommMemo, 8> memo_{};
   mutable std::size_t memo_next_ = 0;
@@ -180,8 +181,22 @@ private:
   double dp_host_s(double calls) const { return calls * (k_.host.coll_s + k_.host.dp_call_extra_s); }
   double dp_kernels(double calls) const { return calls * (1 + k_.host.dp_call_extra_kernels); }
   std::uint64_t end_key() const { return op_key(max_ops_ + 1); }
-  double comm(Collective c, double bytes, const GroupShape& gs) const;
-  double bucketed(Collective c, double bytes, const GroupShape& gs) const;
+  // A collective's time and the part of it this rank's NIC share is busy (CollectiveCost::nic_busy_s; 0 inside a node).
+  struct CommCost {
+    double time = 0, nic = 0;
+  };
+  CommCost comm(Collective c, double bytes, const GroupShape& gs) const;
+  CommCost bucketed(Collective c, double bytes, const GroupShape& gs) const;
+  // A communication task on `s`: its duration is the collective's time, and when the collective crosses nodes its
+  // NIC part is declared to the engine (TaskGraph::set_nic), so that the concurrent cross-node collectives of one rank
+  // (DP buckets, parameter gathers, pipeline transfers) share the rank's NIC share instead of each seeing all of it.
+  // The NIC share itself is already divided among the GPUs of the node that talk at once
+  // (GroupShape::concurrent_per_node, priced in the collective's time): the engine only divides it further in time.
+  TaskId add_comm(engine::StreamId s, const CommCost& cc, const TaskInfo& ti) {
+    const TaskId t = add(s, cc.time, ti);
+    if (cc.nic > 0) g_.set_nic(t, to_ns(cc.nic));
+    return t;
+  }
   double buckets(double bytes) const { return std::max(1.0, std::floor(bytes / bucket_bytes_)); }
 
   // ---- pipeline.cpp ----

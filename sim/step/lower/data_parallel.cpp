@@ -30,8 +30,8 @@ TaskId Builder::expert_dp_task(TaskKind kind, Collective c, int stage, int chunk
                               double bytes_per_param, bool bucketed_call) {
   if (sg.expert_params <= 0 || k_.edp_group.size <= 1) return kNoTask;
   const double bytes = sg.expert_params * bytes_per_param;
-  const double t = bucketed_call ? bucketed(c, bytes, k_.edp_group) : comm(c, bytes, k_.edp_group);
-  return add(out_.dp_stream[stage], t, dp_info(kind, c, stage, chunk, mb, sg, bytes));
+  const CommCost t = bucketed_call ? bucketed(c, bytes, k_.edp_group) : comm(c, bytes, k_.edp_group);
+  return add_comm(out_.dp_stream[stage], t, dp_info(kind, c, stage, chunk, mb, sg, bytes));
 }
 
 void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
@@ -46,7 +46,7 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
       const PassRef& r = pass(stage, op);
       for (std::uint32_t i = 0; i < r.count; ++i) {
         const Segment& sg = segs_[r.first + i];
-        TaskId ag = add(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
+        TaskId ag = add_comm(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
                         dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
                                 sg.params * pwb));
         const double nb = buckets(sg.params * pwb);
@@ -79,7 +79,7 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
       const Segment& sg = segs_[r.first + i];
-      TaskId t = add(dps, bucketed(red, sg.params * gwb, dpg),
+      TaskId t = add_comm(dps, bucketed(red, sg.params * gwb, dpg),
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
       const double nb = buckets(sg.params * gwb);
       // (equal keys keep the call order: the chunks' reductions in the order their last backward ran)
@@ -101,7 +101,7 @@ void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& 
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
       const Segment& sg = segs_[r.first + i];
-      TaskId t = add(dps, bucketed(red, sg.params * gwb, k_.dp_group),
+      TaskId t = add_comm(dps, bucketed(red, sg.params * gwb, k_.dp_group),
                      dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
       const double nb = buckets(sg.params * gwb);
       issue(t, dp_host_s(nb), dp_kernels(nb), sg.key + 1);
@@ -121,7 +121,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
   // Reduce-scatter a segment's gradients in the shard group; HSDP then all-reduces the 1/N shard across replicas.
   auto reduce_segment = [&](const Segment& sg, const PipeOp& op) {
     const double bytes = sg.params * gwb;
-    TaskId rs = add(dps, comm(sh_.grad_collective, bytes, shard),
+    TaskId rs = add_comm(dps, comm(sh_.grad_collective, bytes, shard),
                     dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, bytes));
     issue(rs, dp_host_s(1), dp_kernels(1), sg.key + 1);
     g_.add_dep(sg.task, rs);
@@ -132,7 +132,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
     if (ers != kNoTask) grad_tasks.push_back(ers);
     if (hierarchical) {
       const double shard_bytes = bytes / shard.size;
-      TaskId ar = add(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
+      TaskId ar = add_comm(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
                       dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch, sg,
                               shard_bytes));
       issue(ar, k_.host.coll_s, 1, sg.key + 2);
@@ -151,7 +151,7 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
       const Segment& sg = segs_[r.first + i];
       // All-gather of this segment's parameters; with one segment of prefetch it is issued when the previous
       // segment starts, i.e. once the one before that has finished.
-      TaskId ag = add(dps, comm(Collective::AllGather, sg.params * pwb, shard),
+      TaskId ag = add_comm(dps, comm(Collective::AllGather, sg.params * pwb, shard),
                       dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
                               sg.params * pwb));
       if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
@@ -203,7 +203,7 @@ void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_task
                                  !(sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather);
   if (has_dp() && gather_after_step) {
     const double pwb = param_wire_bytes();
-    TaskId ag = add(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
+    TaskId ag = add_comm(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
                     dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, stage_params * pwb));
     const double nb = buckets(stage_params * pwb);
     issue(ag, dp_host_s(nb), dp_kernels(nb), end + 3);

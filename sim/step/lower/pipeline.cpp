@@ -43,15 +43,17 @@ std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
   return id;
 }
 
-double Builder::comm(Collective c, double bytes, const GroupShape& gs) const {
-  if (gs.size <= 1) return 0.0;
+Builder::CommCost Builder::comm(Collective c, double bytes, const GroupShape& gs) const {
+  if (gs.size <= 1) return {};
   // Per-layer collectives repeat with the same size every micro-batch: memoise the last few.
   for (const CommMemo& m : memo_)
-    if (m.group == &gs && m.coll == c && m.bytes == bytes) return m.time;
-  const double t = collective_time(sc_.hw, c, bytes, gs).time_s;
-  memo_[memo_next_] = CommMemo{&gs, c, bytes, t};
+    if (m.group == &gs && m.coll == c && m.bytes == bytes) return {m.time, m.nic};
+  const CollectiveCost cc = collective_time(sc_.hw, c, bytes, gs);
+  // Only a group that leaves the node puts bytes on the NICs (nic_busy_s is 0 otherwise).
+  const double nic = gs.nodes > 1 ? cc.nic_busy_s : 0.0;
+  memo_[memo_next_] = CommMemo{&gs, c, bytes, cc.time_s, nic};
   memo_next_ = (memo_next_ + 1) % memo_.size();
-  return t;
+  return {cc.time_s, nic};
 }
 
 void Builder::duration_error(double seconds, const TaskInfo& ti) const {
@@ -68,9 +70,10 @@ void Builder::duration_error(double seconds, const TaskInfo& ti) const {
 }
 
 // Bucketed collectives: a segment's gradients go out in ⌈bytes / bucket⌉ buckets, each paying the latency.
-double Builder::bucketed(Collective c, double bytes, const GroupShape& gs) const {
+Builder::CommCost Builder::bucketed(Collective c, double bytes, const GroupShape& gs) const {
   const double nb = std::max(1.0, std::floor(bytes / bucket_bytes_));
-  return nb * comm(c, bytes / nb, gs);
+  const CommCost one = comm(c, bytes / nb, gs);
+  return {nb * one.time, nb * one.nic};
 }
 
 // Which passes are split into per-layer(-group) tasks so that data-parallel collectives can start or wait at layer
@@ -177,6 +180,13 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
                 static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0) |
                                           (pair ? kPaired : 0))};
     TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
+    // The pass's in-pass communication that crosses nodes keeps the rank's NICs busy (hidden or not): the engine
+    // shares them with the DP and pipeline transfers running at the same time (StepCosts::nic_share).
+    if (any_pass_nic_) {
+      const double nic = k_.nic_share[Axis::tp] * cost.tp_s + k_.nic_share[Axis::cp] * cost.cp_s +
+                         k_.nic_share[Axis::ep] * cost.ep_s;
+      if (nic > 0) g_.set_nic(id, to_ns(nic));
+    }
     const std::uint64_t key = base + kKeySegments + kKeySegmentStride * i;
     issue(id, cost.host_s, cost.kernels, key);
     segs_.push_back(Segment{id, lb, le, params, rp.expert, key});
@@ -225,7 +235,7 @@ void Builder::add_pipe_recvs(int stage) {
     TaskInfo ti{TaskKind::PipeRecv, Axis::pp, Collective::SendRecv, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, static_cast<float>(k_.p2p_bytes), kNoTask,
                 kNoTask};
-    TaskId r = add(out_.pp_stream[stage], k_.p2p_s, ti);
+    TaskId r = add_comm(out_.pp_stream[stage], CommCost{k_.p2p_s, k_.p2p_nic_s}, ti);
     g_.add_dep(segs_[prod->first + prod->count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
     // The host issues the receive (batched with the matching send) before the pass that consumes it; without
@@ -287,6 +297,7 @@ void Builder::build(const ScheduleOrder* schedule) {
     }
 
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
+  any_pass_nic_ = k_.nic_share[Axis::tp] > 0 || k_.nic_share[Axis::cp] > 0 || k_.nic_share[Axis::ep] > 0;
   out_.device.clear();
   max_ops_ = 0;
   for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched()[s].size());
