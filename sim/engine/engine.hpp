@@ -37,6 +37,7 @@
 // TaskGraph + Executor per evaluation, reusable (clear() keeps the allocations) so the sweep can run thousands per
 // second per thread.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -66,8 +67,22 @@ public:
   // Issued kernels that may wait for the GPU before the host blocks (0 = unlimited).
   void set_launch_queue(int device, int depth);
   StreamId add_stream(int device, StreamClass cls);
-  TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag);
-  void add_dep(TaskId before, TaskId after);  // `after` cannot start before `before` has finished
+  // (add_task, add_dep and issue are inline: the lowering calls them for every task of every plan)
+  TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
+    if (stream >= stream_device_.size()) fail("add_task: bad stream");
+    if (duration < 0) fail("add_task: negative duration");
+    Task& t = tasks_.emplace_back();
+    t.duration = duration;
+    t.stream = stream;
+    t.tag = tag;
+    t.device = stream_device_[stream];
+    t.cls = stream_class_[stream];
+    return static_cast<TaskId>(tasks_.size() - 1);
+  }
+  void add_dep(TaskId before, TaskId after) {  // `after` cannot start before `before` has finished
+    dep_from_.push_back(before);
+    dep_to_.push_back(after);
+  }
 
   // The host of the task's device issues this GPU task (on a Compute or Comm stream): `host_ns` of host time for
   // `kernels` ≥ 1 GPU operations, at position `order` of the host's program (smaller first; equal orders keep the
@@ -75,7 +90,20 @@ public:
   // With `sync_after_ns` ≥ 0 the host synchronizes right after issuing it (torch.cuda.synchronize(): it waits until
   // every GPU task it issued, this one included, has finished, then spends sync_after_ns) — the same as a drain
   // host task at the next position, without a task of its own.
-  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1);
+  void issue(TaskId task, TimeNs host_ns, std::uint32_t kernels, std::uint64_t order, TimeNs sync_after_ns = -1) {
+    if (task >= tasks_.size() || tasks_[task].cls == StreamClass::Host) fail("issue: not a GPU task");
+    Task& t = tasks_[task];
+    if (t.host_order != kNotOnHost) fail("issue: task already issued");
+    if (host_ns < 0 || order == kNotOnHost) fail("issue: bad host time or order");
+    t.host_ns = host_ns;
+    t.kernels = std::max<std::uint32_t>(1, kernels);
+    t.host_order = order;
+    if (sync_after_ns >= 0) {
+      t.drain = 1;
+      t.sync_after = sync_after_ns;
+    }
+    host_items_.push_back(task);
+  }
   // Host work of `device` at program position `order`: `duration` of host time once its dependencies have finished
   // (and, with `drain`, once every GPU task the host issued before it has finished).
   TaskId add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain = false);
@@ -109,6 +137,7 @@ public:
 
 private:
   friend class Executor;
+  [[noreturn]] static void fail(const char* what);  // throws std::logic_error(what)
   static constexpr std::uint64_t kNotOnHost = ~std::uint64_t{0};
   // A task's fields in one record (one cache line), read together by the executor.
   struct Task {
@@ -190,10 +219,21 @@ private:
   void heap_up(std::size_t i);
   void heap_down(std::size_t i);
   Event heap_pop();
+  void queue_grew();
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
   void push(TimeNs t, TaskId task);
   void push_wake(TimeNs t, StreamId s);
-  void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out);
+  // Starts the head task of stream s if it can start now (the test of a busy or finished stream inline: most calls).
+  // The tests that stop most calls — a busy or finished stream, a head with unfinished predecessors or not issued yet
+  // by its host (which calls try_start when it issues it) — inline; the start itself in try_start_head.
+  void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
+    if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
+    const TaskId t = stream_tasks_[stream_pos_[s]];
+    if (ts_[t].pending != 0) return;
+    if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && !ts_[t].issued) return;
+    try_start_head(g, s, t, now, out);
+  }
+  void try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out);
   void advance_host(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void queue_constraint(const TaskGraph& g, int device, TimeNs now, Timeline& out);
   void set_active(const TaskGraph& g, int device, int comm_delta, int nic_delta, TimeNs now, TaskId except);
@@ -202,6 +242,7 @@ private:
   template <class It, class Less>
   void merge_runs(It b, It e, Less less);
   void replan(const TaskGraph& g, TaskId t, TimeNs now, double old_rate);
+  void replan_at(const TaskGraph& g, TaskId t, TimeNs now, double old_rate, double new_rate);
   void schedule_end(const TaskGraph& g, TaskId t, TimeNs now);
 
   // CSR successors, per-stream task lists, and run state — kept between runs to avoid allocation.
@@ -229,7 +270,9 @@ private:
     std::uint8_t started = 0;
   };
   std::vector<TaskState> ts_;
-  std::vector<Event> heap_;
+  std::vector<Event> heap_;  // the event queue: unsorted while small, a binary heap once large (heap_mode_)
+  bool heap_mode_ = false;
+  static constexpr std::size_t kLinearMax = 32;
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
   std::vector<std::uint32_t> host_begin_, host_prog_;

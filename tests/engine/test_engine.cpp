@@ -365,3 +365,64 @@ TEST_CASE("nic: two bandwidth-bound transfers take the sum of their NIC times; a
     CHECK(tl.end[x] == 110000);
   }
 }
+
+TEST_CASE("event queue: the timeline is the same whether few or many events are pending") {
+  // The queue is an unsorted array while at most 32 events are pending and a binary heap beyond (engine.hpp
+  // kLinearMax); both pop the least (time, seq). Device 0 runs the contention case above twice in a row (compute
+  // 100 ns with a 40 ns comm kernel at the start, then the same again after it): [0,40) at 0.8 → 32 ns done, the
+  // remaining 68 ns end at 108; the second pair starts at 108 (comm after the first comm and the first compute, by
+  // dependency) → ends at 108 + 108 = 216. `fillers` other devices each hold 3 streams of 9 tasks of 7 + s ns
+  // (s = stream index on the device, so several events share a time): 0 fillers keep ≤ 4 events pending, 20 fillers
+  // ≈ 60 (heap). Filler stream s of any device ends at 9·(7 + s).
+  for (int fillers : {0, 20}) {
+    TaskGraph g;
+    int d = g.add_device(0.25);
+    StreamId comp = g.add_stream(d, StreamClass::Compute), comm = g.add_stream(d, StreamClass::Comm);
+    TaskId k1 = g.add_task(comp, 100, 0), c1 = g.add_task(comm, 40, 0);
+    TaskId k2 = g.add_task(comp, 100, 0), c2 = g.add_task(comm, 40, 0);
+    g.add_dep(k1, c2);
+    std::vector<TaskId> last;
+    for (int f = 0; f < fillers; ++f) {
+      int fd = g.add_device(0.0);
+      for (int s = 0; s < 3; ++s) {
+        StreamId fs = g.add_stream(fd, s == 0 ? StreamClass::Compute : StreamClass::Comm);
+        TaskId t = 0;
+        for (int i = 0; i < 9; ++i) t = g.add_task(fs, 7 + s, 0);
+        last.push_back(t);
+      }
+    }
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    CHECK(tl.end[c1] == 40);
+    CHECK(tl.end[k1] == 108);
+    CHECK(tl.start[c2] == 108);
+    CHECK(tl.end[k2] == 216);
+    for (std::size_t i = 0; i < last.size(); ++i) CHECK(tl.end[last[i]] == 9 * (7 + static_cast<TimeNs>(i % 3)));
+  }
+}
+
+TEST_CASE("host: a launch-queue wait on a kernel that has already run changes nothing") {
+  // Queue depth 2; ten one-kernel tasks of 2 µs, 10 µs of issue each: task i is issued over [10i, 10i + 10] and runs
+  // [10i + 10, 10i + 12]. Issuing task i ≥ 2 needs kernel r = i + 1 − 1 − 2 = i − 2 started; task i − 2 ran over
+  // [10i − 10, 10i − 8], so even its end plus one launch (10 µs) is ≤ 10i + 10, when the host is free: the host never
+  // waits (the engine skips the wait without computing it), exactly as with no limit.
+  for (int depth : {2, 0}) {
+    TaskGraph g;
+    int d = g.add_device();
+    g.set_launch_queue(d, depth);
+    StreamId s = g.add_stream(d, StreamClass::Compute);
+    std::vector<TaskId> ts;
+    for (int i = 0; i < 10; ++i) {
+      ts.push_back(g.add_task(s, 2000, 0));
+      g.issue(ts.back(), 10000, 1, static_cast<std::uint64_t>(i));
+    }
+    Executor ex;
+    Timeline tl;
+    ex.run(g, tl);
+    for (int i = 0; i < 10; ++i) {
+      CHECK(tl.start[ts[i]] == 10000 * i + 10000);
+      CHECK(tl.end[ts[i]] == 10000 * i + 12000);
+    }
+  }
+}

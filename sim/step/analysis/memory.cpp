@@ -410,8 +410,11 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
   const ChunkActs a = chunk_acts(sc, k, schedule_traits(sc.train.schedule).splits_backward);
   // Activations a chunk pass keeps until its backward, what W keeps from B, and (models with several layer kinds) the
   // backward working set, by virtual stage (with the embedding's and the head's where they sit).
-  std::vector<double> stored_by_vs(static_cast<std::size_t>(nvs)), retained_by_vs(static_cast<std::size_t>(nvs));
-  std::vector<double> working_by_vs(k.uniform() ? 0 : stored_by_vs.size());
+  // (buffers kept per thread: the sweep pre-checks every candidate)
+  thread_local std::vector<double> stored_by_vs, retained_by_vs, working_by_vs;
+  stored_by_vs.assign(static_cast<std::size_t>(nvs), 0.0);
+  retained_by_vs.assign(static_cast<std::size_t>(nvs), 0.0);
+  working_by_vs.assign(k.uniform() ? 0 : stored_by_vs.size(), 0.0);
   for (int vs = 0, first = 0; vs < nvs; first += k.layers_per_chunk[vs], ++vs) {
     const int n = k.layers_per_chunk[vs], last = first + n;
     const EdgeWork e = edge_work(vs, nvs, true, true, true);
@@ -420,10 +423,15 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
                          (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
     if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
   }
-  std::vector<double> peak(P, 0), act(P, 0), buf(P, 0);
+  thread_local std::vector<double> peak, act, buf;
+  peak.assign(static_cast<std::size_t>(P), 0.0);
+  act.assign(static_cast<std::size_t>(P), 0.0);
+  buf.assign(static_cast<std::size_t>(P), 0.0);
   // Per chunk of the stage being walked (PipelinePlacement::chunks ≤ vpp): its stored and retained bytes.
-  std::vector<double> stored_c(static_cast<std::size_t>(place.chunks)), retained_c(stored_c.size()),
-      working_c(k.uniform() ? 0 : stored_c.size());
+  thread_local std::vector<double> stored_c, retained_c, working_c;
+  stored_c.assign(static_cast<std::size_t>(place.chunks), 0.0);
+  retained_c.assign(stored_c.size(), 0.0);
+  working_c.assign(k.uniform() ? 0 : stored_c.size(), 0.0);
   for (int s = 0; s < P; ++s) {
     double cur = 0, best = 0;
     bool holds_head = false;  // the stage runs the last virtual stage (every chunk has passes in the order)

@@ -99,7 +99,6 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
           pass_span[s].second = std::max(pass_span[s].second, iv.second);
         }
         pass[s].push_back(iv);
-        comp[s].push_back(iv);
         // The task's real duration may be stretched by SM contention; its TP/CP parts are not.
         const double actual = static_cast<double>(iv.second - iv.first) * 1e-9;
         const PassCost& pc = lw.cost(ti);
@@ -113,7 +112,7 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
         break;
       }
       case TaskKind::Optimizer:
-        comp[s].push_back(iv);
+        comp[s].push_back(iv);  // (the compute stream's intervals besides the passes)
         sm.compute_s += static_cast<double>(iv.second - iv.first) * 1e-9;
         break;
       case TaskKind::PipeRecv: pp[s].push_back(iv); break;
@@ -146,7 +145,18 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     auto& c = buf.tmp1;
     auto& d = buf.tmp2;
     auto& p = buf.tmp3;
-    merged(comp[s], c);
+    // The compute stream's busy time: its passes and its other tasks (the optimizer step). Both come from one in-order
+    // stream, so the union of the passes' union with the rest is the union of all of them.
+    auto& ps = buf.tmp6;
+    merged(pass[s], ps);
+    if (comp[s].empty()) {
+      c.assign(ps.begin(), ps.end());
+    } else {
+      auto& all = buf.tmp4;
+      all.resize(ps.size() + comp[s].size());
+      std::merge(ps.begin(), ps.end(), comp[s].begin(), comp[s].end(), all.begin());
+      merged(all, c);
+    }
     merged(dp[s], d);
     merged(pp[s], p);
     // Exposed = communication while the compute stream is idle; where PP and DP overlap, DP is charged first so
@@ -166,8 +176,6 @@ void compute_metrics(const Scenario& sc, const StepCosts& /*costs*/, const Execu
     // Bubble (contract): idle time of the compute stream inside the pipeline window, over the window. A pass's
     // in-layer TP/CP communication is part of the pass (the stage is not idle while it waits for it).
     if (P > 1 && window > 0) {
-      auto& ps = buf.tmp6;
-      merged(pass[s], ps);
       std::int64_t busy = 0;
       if (post_validation)
         for (const auto& x : ps) busy += x.second - x.first;

@@ -154,7 +154,12 @@ private:
     return static_cast<std::uint32_t>(out_.info.size() - 1);
   }
   double total_task_s_ = 0;  // sum of the durations added so far (the clock bound above)
-  void check_duration(double seconds, const TaskInfo& ti);
+  // A NaN duration, or a step beyond the clock bound, is an InputError (duration_error names it).
+  void check_duration(double seconds, const TaskInfo& ti) {
+    total_task_s_ += std::max(0.0, seconds);  // (NaN: max gives 0 and the test below catches it)
+    if (std::isnan(seconds) || !(total_task_s_ <= kMaxStepTaskSeconds)) duration_error(seconds, ti);
+  }
+  [[noreturn]] void duration_error(double seconds, const TaskInfo& ti) const;
   TaskId add(engine::StreamId s, double seconds, const TaskInfo& ti) {
     check_duration(seconds, ti);
     return g_.add_task(s, to_ns(seconds), add_info(ti));

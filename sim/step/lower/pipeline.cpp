@@ -56,16 +56,14 @@ Builder::CommCost Builder::comm(Collective c, double bytes, const GroupShape& gs
   return {cc.time_s, nic};
 }
 
-void Builder::check_duration(double seconds, const TaskInfo& ti) {
+void Builder::duration_error(double seconds, const TaskInfo& ti) const {
   static constexpr const char* kNames[] = {"forward pass", "backward pass", "backward-input pass", "backward-weight pass",
                                            "pipeline receive", "gradient reduction", "parameter gather", "optimizer step"};
   const char* what = kNames[static_cast<int>(ti.kind)];
   if (std::isnan(seconds))
     throw InputError(std::string("a simulated ") + what + " takes NaN seconds: the inputs give no finite cost (check "
                      "the hardware file's rates and efficiencies)");
-  total_task_s_ += std::max(0.0, seconds);
-  if (!(total_task_s_ <= kMaxStepTaskSeconds))
-    throw InputError(std::string("the simulated step is beyond parsim's clock: a ") + what + " takes " +
+  throw InputError(std::string("the simulated step is beyond parsim's clock: a ") + what + " takes " +
                      fmt_num(seconds) + " s and the step's tasks add up to " + fmt_num(total_task_s_) +
                      " s (at most 1e8 s, int64 nanoseconds); check --seq, --gbs, --bucket-mb and the hardware file's "
                      "rates and efficiencies");
