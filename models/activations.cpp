@@ -76,9 +76,9 @@ struct Split {
 double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
 
 void check(std::int64_t b, std::int64_t s, const ActivationOptions& o) {
-  require(b >= 1 && s >= 1, "micro-batch size and sequence length must be positive");
-  require(o.tp >= 1 && o.cp >= 1, "TP and CP degrees must be at least 1, got tp " + std::to_string(o.tp) + ", cp " +
-                                      std::to_string(o.cp));
+  if (b < 1 || s < 1) fail("micro-batch size and sequence length must be positive");
+  if (o.tp < 1 || o.cp < 1)  // (message built only on failure: this runs for every layer of every candidate)
+    fail("TP and CP degrees must be at least 1, got tp " + std::to_string(o.tp) + ", cp " + std::to_string(o.cp));
 }
 
 Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, const ActivationOptions& o) {

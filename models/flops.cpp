@@ -11,20 +11,22 @@ namespace {
 std::int64_t ceil_div(std::int64_t x, std::int64_t y) { return (x + y - 1) / y; }
 
 void require_split(std::int64_t b, std::int64_t s, int tp, int cp) {
-  require(b >= 1, "micro-batch size must be at least 1, got " + std::to_string(b));
-  require(s >= 1, "sequence length must be at least 1, got " + std::to_string(s));
-  require(tp >= 1, "tensor-parallel degree must be at least 1, got " + std::to_string(tp));
-  require(cp >= 1, "context-parallel degree must be at least 1, got " + std::to_string(cp));
-  require(s % cp == 0, "sequence length " + std::to_string(s) + " is not divisible by the context-parallel degree " +
-                           std::to_string(cp));
+  // Called for every layer cost of every candidate plan: the messages are built only on failure.
+  if (b < 1) fail("micro-batch size must be at least 1, got " + std::to_string(b));
+  if (s < 1) fail("sequence length must be at least 1, got " + std::to_string(s));
+  if (tp < 1) fail("tensor-parallel degree must be at least 1, got " + std::to_string(tp));
+  if (cp < 1) fail("context-parallel degree must be at least 1, got " + std::to_string(cp));
+  if (s % cp != 0)
+    fail("sequence length " + std::to_string(s) + " is not divisible by the context-parallel degree " +
+         std::to_string(cp));
 }
 
 void require_experts(const ModelSpec& m, const ExpertSplit& x) {
-  require(m.is_moe(), "model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
-  require(x.ep >= 1, "expert-parallel degree must be at least 1, got " + std::to_string(x.ep));
-  require(x.etp >= 0, "expert tensor-parallel degree must be at least 1, got " + std::to_string(x.etp));
-  require(x.imbalance >= 1.0, "MoE routing imbalance (busiest rank over the mean) must be at least 1, got " +
-                                  std::to_string(x.imbalance));
+  if (!m.is_moe()) fail("model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
+  if (x.ep < 1) fail("expert-parallel degree must be at least 1, got " + std::to_string(x.ep));
+  if (x.etp < 0) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(x.etp));
+  if (!(x.imbalance >= 1.0))
+    fail("MoE routing imbalance (busiest rank over the mean) must be at least 1, got " + std::to_string(x.imbalance));
 }
 
 // Keys each query attends to in the full-s² convention: s, or the window for a Sliding layer.
@@ -237,13 +239,13 @@ double moe_routed_tokens(const ModelSpec& m, std::int64_t b, std::int64_t s, int
 
 std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector<std::int64_t>& tokens_per_expert,
                                            int etp) {
-  require(etp >= 1, "expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
-  require(m.is_moe(), "model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
+  if (!(etp >= 1)) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
+  if (!(m.is_moe())) fail("model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
   const std::int64_t f_r = ceil_div(m.expert_ffn_hidden, etp);
   std::vector<GemmShape> out;
   out.reserve(2 * tokens_per_expert.size());
   for (const std::int64_t n : tokens_per_expert) {
-    require(n >= 0, "tokens per expert must not be negative, got " + std::to_string(n));
+    if (!(n >= 0)) fail("tokens per expert must not be negative, got " + std::to_string(n));
     if (n == 0) continue;
     out.push_back({"expert_fc1", n, (m.gated() ? 2 : 1) * f_r, m.hidden, GemmKind::RoutedExpert});
     out.push_back({"expert_fc2", n, m.hidden, f_r, GemmKind::RoutedExpert});

@@ -11,7 +11,9 @@ std::int64_t norm_params(const ModelSpec& m) {
   return m.norm == NormKind::LayerNorm ? 2 * m.hidden : m.hidden;  // LayerNorm: weight + bias; RMSNorm: weight
 }
 
-void require_tp(int tp) { require(tp >= 1, "tensor-parallel degree must be at least 1, got " + std::to_string(tp)); }
+void require_tp(int tp) {
+  if (tp < 1) fail("tensor-parallel degree must be at least 1, got " + std::to_string(tp));
+}
 
 // Weights (+ biases) of one FFN with inner size f: gated 3·h·f (gate, up, down), plain 2·h·f; biases gated 2f + h,
 // plain f + h.
@@ -36,7 +38,7 @@ std::int64_t qk_norm_params(const ModelSpec& m) {
 // make_vocab_size_divisible_by (default 128) × tensor-model-parallel size.
 std::int64_t padded_vocab(std::int64_t vocab, int tp, int divisible_by) {
   require_tp(tp);
-  require(divisible_by >= 1, "vocabulary padding multiple must be at least 1, got " + std::to_string(divisible_by));
+  if (!(divisible_by >= 1)) fail("vocabulary padding multiple must be at least 1, got " + std::to_string(divisible_by));
   const std::int64_t multiple = static_cast<std::int64_t>(divisible_by) * tp;
   return (vocab + multiple - 1) / multiple * multiple;
 }
@@ -126,8 +128,8 @@ ParamCounts count_params(const ModelSpec& m) {
 // of those is split over etp (fc1 column-, fc2 row-parallel, fc2 bias replicated).
 RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep, int etp) {
   require_tp(tp);
-  require(ep >= 1, "expert-parallel degree must be at least 1, got " + std::to_string(ep));
-  require(etp >= 0, "expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
+  if (!(ep >= 1)) fail("expert-parallel degree must be at least 1, got " + std::to_string(ep));
+  if (!(etp >= 0)) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
   const double t = tp, h = static_cast<double>(m.hidden), d = static_cast<double>(m.d());
   const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
   RankParams out;

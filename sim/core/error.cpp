@@ -6,4 +6,6 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw InputError(message);
 }
 
+void fail(const std::string& message) { throw InputError(message); }
+
 }  // namespace parsim

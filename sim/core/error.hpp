@@ -18,4 +18,8 @@ public:
 // Throws InputError(message) when `condition` is false.
 void require(bool condition, const std::string& message);
 
+// Throws InputError(message). For checks on hot paths: `if (!ok) fail("… " + std::to_string(x));` builds the message
+// only when it is needed (require() builds it on every call).
+[[noreturn]] void fail(const std::string& message);
+
 }  // namespace parsim
