@@ -633,11 +633,16 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       else
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Issue, t});
     }
-    std::string what = "engine: deadlock — " + std::to_string(n - done - host_done_) + " of " + std::to_string(n) +
-                       " tasks can never start (cycle through dependencies, stream order and host program order): " +
-                       describe_stuck(stuck, nullptr, nullptr);
+    std::string what = deadlock_message(n - done - host_done_, n, stuck, nullptr, nullptr);
     throw DeadlockError(what, n - done - host_done_, n, std::move(stuck));  // (the text first: argument evaluation order is unspecified)
   }
+}
+
+std::string deadlock_message(std::size_t remaining, std::size_t tasks, const std::vector<StuckItem>& stuck,
+                             std::string (*name)(const void*, TaskId), const void* ctx) {
+  return "engine: deadlock — " + std::to_string(remaining) + " of " + std::to_string(tasks) +
+         " tasks can never start (cycle through dependencies, stream order and host program order): " +
+         describe_stuck(stuck, name, ctx);
 }
 
 std::string describe_stuck(const std::vector<StuckItem>& stuck, std::string (*name)(const void*, TaskId),

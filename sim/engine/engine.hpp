@@ -197,6 +197,10 @@ private:
 // One line naming the stuck items (the first 16), "; "-separated, naming tasks with `name` (task id → text; null: "task <id>").
 std::string describe_stuck(const std::vector<StuckItem>& stuck, std::string (*name)(const void*, TaskId),
                            const void* ctx);
+// The deadlock's one-line message: how many of the tasks never ran, then describe_stuck (the engine's own message
+// names tasks by id; a caller that knows what the tasks are passes `name`).
+std::string deadlock_message(std::size_t remaining, std::size_t tasks, const std::vector<StuckItem>& stuck,
+                             std::string (*name)(const void*, TaskId), const void* ctx);
 
 class Executor {
 public:

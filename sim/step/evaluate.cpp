@@ -104,10 +104,8 @@ StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool 
     st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
   } catch (const engine::DeadlockError& e) {
     // A lowering bug, not bad input: name the stuck tasks so that the cycle can be found (and reported).
-    throw std::logic_error("engine: deadlock — " + std::to_string(e.remaining()) + " of " +
-                           std::to_string(e.tasks()) +
-                           " tasks can never start (cycle through dependencies, stream order and host program order): " +
-                           engine::describe_stuck(e.stuck(), &name_task, &st_->ex.lowered));
+    throw std::logic_error(
+        engine::deadlock_message(e.remaining(), e.tasks(), e.stuck(), &name_task, &st_->ex.lowered));
   }
   compute_metrics(sc, st_->costs, st_->ex, rep);
   st_->samples.clear();

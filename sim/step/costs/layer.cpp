@@ -73,6 +73,24 @@ namespace {
 // unpermute: 9 kernels [D, counted from the code path]; the backward runs each one's gradient kernel(s), ≈ 2×.
 constexpr int kMoeKernelsFwd = 9;
 
+// The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
+// moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
+// than one local expert they are re-sorted by local expert before the grouped GEMM and sorted back by rank before
+// the combine — each a read and a write of every received pair's hidden vector (2 · R · h · e per sort, 2 sorts per
+// forward, 2 kernels). layer_work counts the first permutation and the unpermutation only; flex
+// dispatchers (DeepEP / HybridEP) deliver the tokens expert-major and have no such sort [D, counted from the code
+// path]. Per forward; none when the plan has no sort.
+struct SortWork {
+  double bytes = 0;
+  int kernels = 0;
+};
+SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
+  const ModelSpec& m = sc.model;
+  if (sc.train.moe_dispatcher != MoeDispatcher::AllToAll || split.ep <= 1 || m.experts / split.ep <= 1) return {};
+  return {4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision),
+          2};
+}
+
 struct GemmTimes {
   double f = 0, dgrad = 0, wgrad = 0;
   GemmTimes& operator+=(const GemmTimes& o) {
@@ -185,11 +203,9 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
       double bytes = sp_tokens * (e + 4.0) * m.experts + 4.0 * lw.routed_tokens_sent * h * e +
                      lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e + shared_act;
       int kernels = kMoeKernelsFwd + 1;
-      const ExpertSplit split = expert_split(sc);
-      if (tr.moe_dispatcher == MoeDispatcher::AllToAll && split.ep > 1 && m.experts / split.ep > 1) {
-        bytes += 4.0 * lw.routed_tokens_received * h * e;
-        kernels += 2;
-      }
+      const SortWork sort = alltoall_sort(sc, lw, expert_split(sc));
+      bytes += sort.bytes;
+      kernels += sort.kernels;
       p.compute_s += moe_f + memory_bound_time_s(hw, bytes, kernels);
       if (mlp_tp > 0) add_tp_comm(c, p, mlp_tp, shared_f);
       add_ep_comm(c, p, ep.fwd_s, ep.a2a_fwd_s, shared_f, 0.0);
@@ -283,15 +299,10 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort.
   int moe_kernels = moe ? kMoeKernelsFwd : 0;
   double elem_bytes_fwd = lw.elementwise_bytes_fwd;
-  // The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
-  // moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
-  // than one local expert they are re-sorted by local expert before the grouped GEMM and sorted back by rank before
-  // the combine — each a read and a write of every received pair's hidden vector (2 · R · h · e per sort, 2 sorts per
-  // forward). layer_work counts the first permutation and the unpermutation only; flex dispatchers (DeepEP / HybridEP)
-  // deliver the tokens expert-major and have no such sort [D, counted from the code path].
-  if (moe && tr.moe_dispatcher == MoeDispatcher::AllToAll && split.ep > 1 && m.experts / split.ep > 1) {
-    elem_bytes_fwd += 4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * act_bytes;
-    moe_kernels += 2;
+  if (moe) {  // the alltoall dispatcher's chunk sort (alltoall_sort)
+    const SortWork sort = alltoall_sort(sc, lw, split);
+    elem_bytes_fwd += sort.bytes;
+    moe_kernels += sort.kernels;
   }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);

@@ -35,8 +35,7 @@ std::uint32_t Builder::find_cost(std::uint64_t key) const {
 }
 
 std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
-  for (const auto& [k, id] : cost_keys_)
-    if (k == key) return id;
+  if (const std::uint32_t id = find_cost(key); id != kNoCost) return id;
   out_.costs.push_back(c);
   const auto id = static_cast<std::uint32_t>(out_.costs.size() - 1);
   cost_keys_.emplace_back(key, id);
