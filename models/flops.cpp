@@ -239,13 +239,13 @@ double moe_routed_tokens(const ModelSpec& m, std::int64_t b, std::int64_t s, int
 
 std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector<std::int64_t>& tokens_per_expert,
                                            int etp) {
-  if (!(etp >= 1)) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
-  if (!(m.is_moe())) fail("model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
+  if (etp < 1) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
+  if (!m.is_moe()) fail("model '" + m.name + "' has no experts: it has no mixture-of-experts layer");
   const std::int64_t f_r = ceil_div(m.expert_ffn_hidden, etp);
   std::vector<GemmShape> out;
   out.reserve(2 * tokens_per_expert.size());
   for (const std::int64_t n : tokens_per_expert) {
-    if (!(n >= 0)) fail("tokens per expert must not be negative, got " + std::to_string(n));
+    if (n < 0) fail("tokens per expert must not be negative, got " + std::to_string(n));
     if (n == 0) continue;
     out.push_back({"expert_fc1", n, (m.gated() ? 2 : 1) * f_r, m.hidden, GemmKind::RoutedExpert});
     out.push_back({"expert_fc2", n, m.hidden, f_r, GemmKind::RoutedExpert});

@@ -38,7 +38,8 @@ std::int64_t qk_norm_params(const ModelSpec& m) {
 // make_vocab_size_divisible_by (default 128) × tensor-model-parallel size.
 std::int64_t padded_vocab(std::int64_t vocab, int tp, int divisible_by) {
   require_tp(tp);
-  if (!(divisible_by >= 1)) fail("vocabulary padding multiple must be at least 1, got " + std::to_string(divisible_by));
+  if (divisible_by < 1)
+    fail("vocabulary padding multiple must be at least 1, got " + std::to_string(divisible_by));
   const std::int64_t multiple = static_cast<std::int64_t>(divisible_by) * tp;
   return (vocab + multiple - 1) / multiple * multiple;
 }
@@ -128,8 +129,8 @@ ParamCounts count_params(const ModelSpec& m) {
 // of those is split over etp (fc1 column-, fc2 row-parallel, fc2 bias replicated).
 RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep, int etp) {
   require_tp(tp);
-  if (!(ep >= 1)) fail("expert-parallel degree must be at least 1, got " + std::to_string(ep));
-  if (!(etp >= 0)) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
+  if (ep < 1) fail("expert-parallel degree must be at least 1, got " + std::to_string(ep));
+  if (etp < 0) fail("expert tensor-parallel degree must be at least 1, got " + std::to_string(etp));
   const double t = tp, h = static_cast<double>(m.hidden), d = static_cast<double>(m.d());
   const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
   RankParams out;
