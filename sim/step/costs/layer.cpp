@@ -392,7 +392,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCost& bwd = out.bwd;
   bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b + overhead;
-  add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad);
+  add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
+              TpPass::Backward);
   if (tp_regather > 0) {
     bwd.tp_s += tp_regather;
     bwd.tp_exposed_s += std::max(0.0, tp_regather - gemm_dgrad);
@@ -407,7 +408,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
   bi.compute_s = gemm_dgrad + attn_b + elem_b + cast_b_input + overhead;
-  add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad);
+  add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad, TpPass::Backward);
   add_cp_bwd(bi);
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
   add_recompute(bi);
