@@ -263,6 +263,7 @@ inline std::vector<CvSplit> host_bound_splits(const std::vector<CvRow>& rows, co
       {"host CPU", "DGX H100 (Xeon)", "DGX A100 (EPYC) + GB200 (Grace)",
        [](const Scenario& sc) { return sc.hw.node.host_time_factor == 1.0; }},
       {"transformer impl", "transformer_engine", "local spec", [](const Scenario& sc) { return !sc.train.local_layers; }},
+      {"deterministic mode", "--deterministic", "not deterministic", [](const Scenario& sc) { return sc.train.deterministic; }},
   };
   std::vector<CvSplit> out;
   for (const Rule& rule : kRules) {
