@@ -500,7 +500,8 @@ TEST_CASE("sliding-window attention: the whole 128 × 128 tiles the kernel visit
 
 TEST_CASE("MoE expert biases on the TEGroupedMLP path: b·p per local expert outside the GEMM; fused path: none") {
   // GPT-OSS on tp1 ep8: 16 local experts, R = 4,096 · 4 = 16,384 routed pairs per rank (balanced), FC2 output
-  // h = 2,880. TEGroupedMLP._apply_bias: 6 accesses of 2 B per element of R × h = 6 · 16,384 · 2,880 · 2 =
+  // h = 2,880. TEGroupedMLP._apply_bias with the alltoall dispatcher (16-bit probabilities): 6 accesses of 2 B per
+  // element of R × h = 6 · 16,384 · 2,880 · 2 =
   // 566,231,040 B and 2 · 16 + 1 = 33 kernels forward; the elementwise backward twice the bytes and 2 kernels per
   // forward kernel. The same model without biases differs by exactly that (FC1's bias rides in the fused
   // bias-activation; the attention biases are in the GEMM epilogues).
@@ -515,6 +516,17 @@ TEST_CASE("MoE expert biases on the TEGroupedMLP path: b·p per local expert out
   CHECK(bytes == 566231040.0);
   CHECK(pb.fwd.compute_s - pn.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, bytes, 33)));
   CHECK(pb.bwd.compute_s - pn.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 2 * bytes, 66)));
+  // With the flex dispatcher the probabilities are fp32 (DeepEP / HybridEP require it): b·p and the sum are fp32 and
+  // cast back: (4 + (2 + 8) + 8 + (4 + 2)) = 28 B per element, 16,384 · 2,880 · 28 = 1,321,205,760 B, 34 kernels.
+  {
+    Scenario fb = with_bias, fn = no_bias;
+    fb.train.moe_dispatcher = MoeDispatcher::Flex;
+    fn.train.moe_dispatcher = MoeDispatcher::Flex;
+    const double flex_bytes = 16384.0 * 2880 * 28;
+    CHECK(flex_bytes == 1321205760.0);
+    CHECK(layer_costs(context(fb, hw), kind).fwd.compute_s - layer_costs(context(fn, hw), kind).fwd.compute_s ==
+          doctest::Approx(memory_bound_time_s(hw, flex_bytes, 34)));
+  }
   // The fused grouped MLP scales and adds the bias in its GEMM epilogue (TE GroupedLinear bias prob scaling).
   const Scenario fused = gpt_oss("tp1pp1dp8ep8", true);
   Scenario fused_nb = fused;

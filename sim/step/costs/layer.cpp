@@ -101,15 +101,17 @@ SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSpli
 // _apply_bias (a329dd6da5, 2025-09 "Enable bias in expert mlp [gpt-oss 5/5]", until the packed-bias path of
 // 883533e049, 2026-08 — the 26.04.01 and 26.06 containers run it): FC2 returns its bias apart and, because each pair's
 // output must be scaled by its routing probability, the bias is applied outside the GEMM, per local expert: the FC2
-// output is split by expert and each piece becomes t + b·p (two kernels: b·p materialised, then the add), and the
-// pieces are concatenated back — per element of the FC2 output [R × h], write b·p, read t and b·p, write the sum,
-// read and write the concatenation: 6 element accesses in the 16-bit activation type (a lower bound: fp32
-// probabilities — the flex dispatchers require them — make the product and the sum fp32 and add a down-cast).
-// 2 kernels per local expert + 1 forward; the backward's mul and reduction kernels follow the generic 2× of the
-// elementwise backward. FC1's bias goes into the fused bias-activation kernel (bias_activation_fusion), no pass of
-// its own. The fused grouped MLP (--moe-fused-grouped-mlp: TE GroupedLinear ops with bias prob scaling,
-// TransformerEngine 580e7aa28, 2026-04) scales and adds it in the GEMM epilogue: none there. [D, counted from the
-// code path.]
+// output is split by expert and each piece becomes t + b·p (two kernels: b·p materialised, then the add), the pieces
+// are concatenated and cast back to the activation type — per element of the FC2 output [R × h], with p_b the bytes
+// of the product's type: write b·p (p_b), read t and b·p and write the sum (e + 2·p_b), read and write the
+// concatenation (2·p_b), and where the product is wider than e a cast (p_b + e). The probabilities are fp32 with the
+// flex dispatchers (token_dispatcher.py: "DeepEP only supports float32 probs", "HybridEP only supports float32
+// probs"), so the product is fp32: 4 + 10 + 8 + 6 = 28 B at e = 2; with the alltoall dispatcher they keep the
+// router's 16-bit type: 6·e = 12 B. 2 kernels per local expert + the concatenation (+ the cast) forward; the
+// backward's mul and reduction kernels follow the generic 2× of the elementwise backward. FC1's bias goes into the
+// fused bias-activation kernel (bias_activation_fusion), no pass of its own. The fused grouped MLP
+// (--moe-fused-grouped-mlp: TE GroupedLinear ops with bias prob scaling, TransformerEngine 580e7aa28, 2026-04)
+// scales and adds it in the GEMM epilogue: none there. [D, counted from the code path.]
 struct ExpertBiasWork {
   double bytes = 0;
   int kernels = 0;
@@ -117,9 +119,11 @@ struct ExpertBiasWork {
 ExpertBiasWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
   const ModelSpec& m = sc.model;
   const int local = std::max(1, m.experts / std::max(1, split.ep));
-  return {6.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) *
-              activation_element_bytes(sc.train.precision),
-          2 * local + 1};
+  const double e = activation_element_bytes(sc.train.precision);
+  const double pb = sc.train.moe_dispatcher == MoeDispatcher::Flex ? std::max(4.0, e) : e;
+  const bool cast = pb > e;
+  const double per_element = pb + (e + 2 * pb) + 2 * pb + (cast ? pb + e : 0.0);
+  return {per_element * lw.routed_tokens_received * static_cast<double>(m.hidden), 2 * local + 1 + (cast ? 1 : 0)};
 }
 
 // The routed experts' GEMM of one role (fc1 or fc2, forward or a gradient) over `groups` local experts of one shape.
