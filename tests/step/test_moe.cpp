@@ -14,15 +14,23 @@ namespace {
 
 const std::string kModels = std::string(PARSIM_TEST_DATA) + "/models/";
 
-// Mixtral 8x7B (h 4096, 32 layers, 8 experts of 14336, top-2) on H100s, seq 4096, mbs 1, bf16, Megatron zero1.
-Scenario mixtral(const std::string& plan, int gpus_per_node = 0, double imbalance = 1.0, double capacity = 0) {
+// Mixtral 8x7B (h 4096, 32 layers, 8 experts of 14336, top-2) on H100s, seq 4096, mbs 1, gbs 64, bf16, balanced
+// routing (--moe-imbalance 1).
+ScenarioInput mixtral_input(const std::string& plan) {
   ScenarioInput in;
   in.model = kModels + "mixtral-8x7b-v0.1.config.json";
   in.plan = plan;
-  in.gpus_per_node = gpus_per_node;
   in.train.seq = 4096;
   in.train.mbs = 1;
   in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  return in;
+}
+
+// The same with `gpus_per_node`, routing imbalance and capacity factor, resolved (Megatron zero1 when the plan says).
+Scenario mixtral(const std::string& plan, int gpus_per_node = 0, double imbalance = 1.0, double capacity = 0) {
+  ScenarioInput in = mixtral_input(plan);
+  in.gpus_per_node = gpus_per_node;
   in.train.moe_imbalance = imbalance;
   in.train.moe_capacity_factor = capacity;
   return resolve_scenario(in);
@@ -244,13 +252,7 @@ TEST_CASE("MoE: the alltoall dispatcher sorts the received chunks by local exper
   // 8,192 pairs, h = 4,096, e = 2 B → 4 · 8,192 · 4,096 · 2 = 268,435,456 B more forward than flex (2 kernels more),
   // twice that backward (4 kernels more). With one local expert (ep8) there is nothing to sort.
   auto with = [](const std::string& plan, MoeDispatcher d) {
-    ScenarioInput in;
-    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-    in.plan = plan;
-    in.train.seq = 4096;
-    in.train.mbs = 1;
-    in.train.gbs = 64;
-    in.train.moe_imbalance = 1.0;
+    ScenarioInput in = mixtral_input(plan);
     in.train.moe_dispatcher = d;
     return resolve_scenario(in);
   };
@@ -276,16 +278,7 @@ Scenario with_modules(ScenarioInput in, const std::string& modules) {
   }
   return resolve_scenario(in);
 }
-ScenarioInput mixtral_ep8() {
-  ScenarioInput in;
-  in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-  in.plan = "tp1pp1dp8ep8";
-  in.train.seq = 4096;
-  in.train.mbs = 1;
-  in.train.gbs = 64;
-  in.train.moe_imbalance = 1.0;
-  return in;
-}
+ScenarioInput mixtral_ep8() { return mixtral_input("tp1pp1dp8ep8"); }
 }  // namespace
 
 TEST_CASE("selective recompute by module, MoE layer: layernorm, moe_act, moe re-run their forward in the backward") {
@@ -408,13 +401,7 @@ TEST_CASE("MoE expert MLP paths: TEGroupedMLP (one cuBLAS GEMM per expert, 4 str
   // --moe-fused-grouped-mlp (TE's CuTe-DSL fused grouped MLP, Megatron-Bridge cutedsl_fused_grouped_mlp) is one launch
   // over all local experts and applies the activation in the FC1 epilogue (its gradient in FC2's dgrad epilogue).
   auto with = [](const std::string& plan, bool fused) {
-    ScenarioInput in;
-    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-    in.plan = plan;
-    in.train.seq = 4096;
-    in.train.mbs = 1;
-    in.train.gbs = 64;
-    in.train.moe_imbalance = 1.0;
+    ScenarioInput in = mixtral_input(plan);
     in.train.moe_fused_grouped_mlp = fused;
     return resolve_scenario(in);
   };
