@@ -32,6 +32,10 @@ struct PassCost {
   // queue drains, the GPU idles through the sync and, where the host issues the rest of the layer slower than the
   // GPU runs it, through that difference too (the host can no longer run ahead of the GPU across the sync).
   double host_wait_s = 0;
+  // The part of ep_s that --moe-a2a-overlap hides behind another micro-batch's pass (included in ep_s, not in
+  // ep_exposed_s; its SM share is in compute_s): a pass the schedule runs alone — MCore's combined 1F1B runs the first
+  // forward and the last backward of a stage without a partner — exposes it (lower/pipeline.cpp).
+  double ep_overlap_s = 0;
   double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s; }
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;

@@ -369,6 +369,9 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   }
   if (etp > 1) f.colls += 2;
   f += {2 * linear + 2 * per_gemm_groups * kCublas + act_ops * kOp, 2 * per_gemm_groups + act_ops, 0};  // grouped MLP
+  // Expert biases on the TEGroupedMLP path (layer.cpp expert_bias_work): the FC2 output split by expert, b·p and the
+  // add per local expert, the concatenation and the cast back — Python ops each.
+  if (!fused && (m.expert_bias || m.has_ffn_bias())) f += {(2 * local + 3) * kOp, 2 * local + 1 + (flex ? 1 : 0), 0};
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
   I.fwd = f;
