@@ -124,6 +124,7 @@ struct ShapeCache {
     engine::TimeNs duration, nic, host, sync_after;
     std::uint32_t kernels;
     float bytes;
+    bool host_work;  // host work (not under the clock bound's sum: the build adds only GPU tasks to it)
   };
   std::vector<Filled> filled;
 };

@@ -205,16 +205,16 @@ void Builder::refill(const ShapeSlot& slot) {
                                    to_ns(v.host_s),
                                    v.sync_after_s >= 0 ? to_ns(v.sync_after_s) : -1,
                                    kernel_count(v.kernels),
-                                   v.bytes};
+                                   v.bytes,
+                                   slot.recipes[i].kind == RecipeKind::Host};
   }
   const std::size_t n = g_.num_tasks();
   for (TaskId t = 0; t < n; ++t) {
     const std::uint32_t tag = g_.tag(t);
-    const std::uint32_t ri = slot.task_recipe[tag];
-    const ShapeCache::Filled& f = filled[ri];
+    const ShapeCache::Filled& f = filled[slot.task_recipe[tag]];
     TaskInfo& ti = out_.info[tag];
     ti.bytes = f.bytes;
-    if (slot.recipes[ri].kind != RecipeKind::Host) check_duration(f.seconds, ti);
+    if (!f.host_work) check_duration(f.seconds, ti);
     g_.set_values(t, f.duration, f.nic, f.host, f.kernels, f.sync_after);
   }
 }
