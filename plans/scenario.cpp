@@ -313,6 +313,13 @@ OptionTable<In> build_table() {
       "hide MoE token exchanges behind another micro-batch's compute (Megatron-Core "
       "--overlap-moe-expert-parallel-comm)",
       [](In& x) { x.train.moe_a2a_overlap = true; }, [](const In& x) { return x.train.moe_a2a_overlap; }, P | S));
+  t.push_back(flag<In>(
+      "moe_fused_grouped_mlp", "--moe-fused-grouped-mlp",
+      "the routed experts' MLP as Transformer Engine's fused grouped kernels: one GEMM launch over all local experts, "
+      "activation and quantisation in its epilogue (Megatron-Bridge cutedsl_fused_grouped_mlp, "
+      "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1); default: TEGroupedMLP's GroupedLinear, one cuBLAS GEMM per local expert",
+      [](In& x) { x.train.moe_fused_grouped_mlp = true; },
+      [](const In& x) { return x.train.moe_fused_grouped_mlp; }, P | S));
   t.push_back(integer<In>(
       "decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers",
       "layers on the first pipeline stage (Megatron-Core; the other stages split the rest evenly)", "layers", "even",

@@ -121,6 +121,11 @@ struct TrainingConfig {
                                            // (Megatron-Core --moe-shared-expert-overlap)
   bool moe_a2a_overlap = false;       // EP communication of one micro-batch runs beside another's compute
                                       // (Megatron-Core --overlap-moe-expert-parallel-comm, "1F1B A2A overlap")
+  bool moe_fused_grouped_mlp = false; // the routed experts' MLP as Transformer Engine's fused grouped kernels (CuTe-DSL
+                                      // GroupGemm with the activation and quantisation in its epilogue; Megatron-Bridge
+                                      // cutedsl_fused_grouped_mlp, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1) instead of
+                                      // TEGroupedMLP's GroupedLinear (one cuBLAS GEMM per local expert on TE's 4
+                                      // compute streams, the activation and fp8 quantisations as separate kernels)
   bool attention_auto = false;        // true: decided by the stack (unfused for MegatronLegacy)
   PipelineSplit split;                // lighter first/last pipeline stages (Megatron-Core options)
   // The host (docs/host-model.md): how the framework issues the step.

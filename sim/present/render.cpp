@@ -140,7 +140,8 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   json settings = training_to_json(t);  // the option table's keys, resolved values
   if (!sc.model.is_moe())  // the MoE options mean nothing to a dense model
     for (const char* key :
-         {"moe_imbalance", "moe_capacity_factor", "moe_dispatcher", "moe_shared_expert_overlap", "moe_a2a_overlap"})
+         {"moe_imbalance", "moe_capacity_factor", "moe_dispatcher", "moe_shared_expert_overlap", "moe_a2a_overlap",
+          "moe_fused_grouped_mlp"})
       settings.erase(key);
   settings["micro_batches"] = r.microbatches;
   j["settings"] = settings;
@@ -200,7 +201,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
       << to_string(t.moe_dispatcher) << " dispatcher, imbalance " << fmt_num(t.moe_imbalance, 3)
       << (t.moe_capacity_factor > 0 ? ", capacity factor " + fmt_num(t.moe_capacity_factor, 3) : std::string())
       << (t.moe_shared_expert_overlap ? ", shared experts overlapped" : "")
-      << (t.moe_a2a_overlap ? ", token exchange overlapped with another micro-batch" : "") << "\n";
+      << (t.moe_a2a_overlap ? ", token exchange overlapped with another micro-batch" : "")
+      << (t.moe_fused_grouped_mlp ? ", fused grouped expert MLP" : "") << "\n";
   o << "\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
   o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "  (" << (sc.model.is_moe() ? "active FLOPs, " : "")

@@ -226,7 +226,10 @@ struct CostContext {
 double group_collective_s(const CostContext& c, Collective k, double bytes, const GroupShape& g);
 // Adds `total` TP communication to a pass; with TE userbuffer overlap it hides behind `overlappable_s` of GEMM time
 // except for the first chunk (≈ 1/tp, at least 1/2).
-void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s);
+// `pass`: the forward (or a recompute of it) or a backward pass (PyTorch's async TP hides only the forward's).
+enum class TpPass { Forward, Backward };
+void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s,
+                 TpPass pass = TpPass::Forward);
 // One activation tensor of a micro-batch on one rank: b·(s/cp)·h elements (domain-notes §6).
 double activation_bytes(const Scenario& sc);
 // One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention):

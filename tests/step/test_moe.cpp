@@ -400,3 +400,53 @@ TEST_CASE("selective recompute by module, dense and MLA layers: mlp, mla_up_proj
   CHECK(layer_costs(context(dmlp, dhw), moe).bwd.compute_s == layer_costs(context(dnone, dhw), moe).bwd.compute_s);
   CHECK(layer_costs(context(dmlp, dhw), dense).bwd.compute_s > layer_costs(context(dnone, dhw), dense).bwd.compute_s);
 }
+
+TEST_CASE("MoE expert MLP paths: TEGroupedMLP (one cuBLAS GEMM per expert, 4 streams) vs the fused grouped MLP") {
+  // Megatron-Core's default TEGroupedMLP runs Transformer Engine GroupedLinear: one cuBLAS GEMM per local expert,
+  // round-robin on TE's 4 compute streams (transformer_engine/common/util/multi_stream.cpp
+  // get_num_compute_streams()), so at most 4 experts' tiles share the waves: 8 local experts run as 2 batches of 4.
+  // --moe-fused-grouped-mlp (TE's CuTe-DSL fused grouped MLP, Megatron-Bridge cutedsl_fused_grouped_mlp) is one launch
+  // over all local experts and applies the activation in the FC1 epilogue (its gradient in FC2's dgrad epilogue).
+  auto with = [](const std::string& plan, bool fused) {
+    ScenarioInput in;
+    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
+    in.plan = plan;
+    in.train.seq = 4096;
+    in.train.mbs = 1;
+    in.train.gbs = 64;
+    in.train.moe_imbalance = 1.0;
+    in.train.moe_fused_grouped_mlp = fused;
+    return resolve_scenario(in);
+  };
+  // (1) Mixtral tp1 ep4 (2 local experts ≤ 4 streams: the same GEMM time on both paths), bf16: the paths differ by
+  // the SwiGLU kernel over the rank's routed pairs R = 2 · 4,096 = 8,192 (balanced), reading gate and up (2 · 14,336)
+  // and writing 14,336 values of 2 B: 8,192 · 3 · 14,336 · 2 = 704,643,072 B and one kernel forward, twice the bytes
+  // and 2 kernels backward (elementwise backward = 2 × the forward bytes, 2 kernels per forward kernel).
+  {
+    const Scenario te = with("tp1pp1dp16ep4", false), fu = with("tp1pp1dp16ep4", true);
+    const Hardware hw = megatron_compute(te.hw);
+    const LayerKind kind = te.model.layer(0);
+    const PassCosts pt = layer_costs(context(te, hw), kind), pf = layer_costs(context(fu, hw), kind);
+    const double bytes = 8192.0 * 3 * 14336 * 2;
+    CHECK(bytes == 704643072.0);
+    CHECK(pt.fwd.compute_s - pf.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, bytes, 1)));
+    CHECK(pt.bwd.compute_s - pf.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 2 * bytes, 2)));
+  }
+  // (2) Mixtral tp1 ep1: 8 local experts of 4,096 · 2 / 8 = 1,024 tokens each. TEGroupedMLP: fc1 [1,024 × 28,672 ×
+  // 4,096] and fc2 [1,024 × 4,096 × 14,336] as 2 batches of 4 concurrent GEMMs each; fused: one group of 8 each. The
+  // forward differs by those GEMM times plus the activation kernel (1,024 · 8 pairs · 3 · 14,336 · 2 B).
+  {
+    const Scenario te = with("tp1pp1dp8", false), fu = with("tp1pp1dp8", true);
+    const Hardware hw = megatron_compute(te.hw);
+    const LayerKind kind = te.model.layer(0);
+    const PassCosts pt = layer_costs(context(te, hw), kind), pf = layer_costs(context(fu, hw), kind);
+    const Precision p = Precision::BF16;
+    const double te_gemms = 2 * grouped_gemm_time_s(hw, 4, 1024, 28672, 4096, p) +
+                            2 * grouped_gemm_time_s(hw, 4, 1024, 4096, 14336, p);
+    const double fused_gemms =
+        grouped_gemm_time_s(hw, 8, 1024, 28672, 4096, p) + grouped_gemm_time_s(hw, 8, 1024, 4096, 14336, p);
+    CHECK(te_gemms > fused_gemms);  // two launches per GEMM and a wave tail each instead of one
+    const double act = memory_bound_time_s(hw, 8192.0 * 3 * 14336 * 2, 1);
+    CHECK(pt.fwd.compute_s - pf.fwd.compute_s == doctest::Approx(te_gemms - fused_gemms + act));
+  }
+}

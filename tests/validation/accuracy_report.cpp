@@ -18,6 +18,7 @@
 #include "published_runs.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
               "idle0_s");
   for (const RowResult* r : order) {
     std::printf("%-6s %-4s %-14s %-10s %-44s ", r->run->row_id().c_str(), r->run->source_id().c_str(),
-                clip(r->run->at("model"), 14).c_str(), clip(r->args.gpu, 10).c_str(),
+                clip(r->run->at("model"), 14).c_str(), clip(std::filesystem::path(r->args.gpu).stem().string(), 10).c_str(),
                 clip(short_args(r->args), 44).c_str());
     if (!r->ok) {
       std::printf("FAILED: %s\n", r->failure.c_str());

@@ -200,8 +200,20 @@ inline double& host_megatron_override() {
   return v;
 }
 
+// A row whose cluster differs from every preset names a hardware file of the repository (`--gpu
+// examples/hardware/jean-zay-a100.json`), written relative to the repository root so that the row's flags reproduce it
+// from there with the CLI; the harness resolves it against the root (PARSIM_TEST_DATA is <root>/tests/data).
+inline std::string resolve_row_hardware(const std::string& gpu) {
+#ifdef PARSIM_TEST_DATA
+  const bool file = gpu.size() > 5 && gpu.compare(gpu.size() - 5, 5, ".json") == 0;
+  if (file && !gpu.empty() && gpu.front() != '/') return std::string(PARSIM_TEST_DATA) + "/../../" + gpu;
+#endif
+  return gpu;
+}
+
 inline Scenario make_run_scenario(const PublishedRun& run) {
   ScenarioInput a = scenario_args(run);
+  a.gpu = resolve_row_hardware(a.gpu);
   if (!hardware_override_dir().empty()) {
     const std::string f = hardware_override_dir() + "/" + a.gpu + ".json";
     if (std::ifstream(f).good()) a.gpu = f;

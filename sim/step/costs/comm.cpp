@@ -12,12 +12,21 @@ double group_collective_s(const CostContext& c, Collective k, double bytes, cons
   return g.size <= 1 ? 0.0 : collective_time(c.hw, k, bytes, g).time_s;
 }
 
-void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s) {
+void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s, TpPass pass) {
   p.tp_s += total;
   // TE's userbuffer overlap (--tp-comm-overlap) exchanges chunks through CUDA IPC / multicast buffers mapped between
   // the GPUs of one NVLink domain (TransformerEngine common/comm_gemm_overlap/userbuffers, initialize_ub: every TP
   // rank maps its peers' buffers); a TP group that spans nodes cannot use it, so its traffic is never hidden.
-  if (c.tp_overlap && c.tp_group.nodes <= 1) {
+  // PyTorch's async TP (the PyTorch stack's --tp-comm-overlap: torch.compile's micro-pipeline TP pass over
+  // SymmetricMemory, torchtitan --experimental.enable_async_tensor_parallel; intra-node only as well) speeds up the
+  // forward: PyTorch reports up to ~29 % (Llama3 8B) and ~20 % (70B) forward speedup but only ~8 % end to end for both
+  // (discuss.pytorch.org/t/distributed-w-torchtitan-introducing-async-tensor-parallelism-in-pytorch/209487, on the
+  // Grand Teton H100s), and torchtitan's 2025 tables measure 8.5–9 % (bf16) and 9.8–16 % (fp8) end to end
+  // (benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, rows S47). Hiding the backward's TP traffic as well would
+  // give about twice that: the backward passes keep their TP communication exposed; the forward and the recompute
+  // that replays it (full recompute adds the forward's cost) are hidden as TE's are.
+  const bool hides = pass == TpPass::Forward || c.sc.train.stack != Stack::PyTorch;
+  if (c.tp_overlap && c.tp_group.nodes <= 1 && hides) {
     // Userbuffer overlap splits each GEMM into chunks pipelined with the collective; the first chunk's
     // communication is never hidden (≈ 1/tp of it).
     double floor = total / std::max(2, c.sc.plan.tp);

@@ -335,8 +335,12 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   I.dense_mlp_fwd = {ln_linear + linear, 3, 0};
   I.dense_mlp_dgrad = {kBwdRatio * (ln_linear + linear), 4, 0};
   I.dense_mlp_wgrad = {kBwdRatio * (ln_linear + linear) / 2, 2, 0};
-  // A kernel launched from C++ per local expert and GEMM (and an fp8 quantisation): no Python op each.
-  const double per_gemm_groups = local * (fp8 ? 2.0 : 1.0);
+  // A kernel launched from C++ per local expert and GEMM (and an fp8 quantisation): no Python op each. The fused
+  // grouped MLP (--moe-fused-grouped-mlp) launches one grouped kernel per GEMM (and one input quantisation) and runs
+  // the activation in its epilogue (one op less).
+  const bool fused = tr.moe_fused_grouped_mlp;
+  const double per_gemm_groups = (fused ? 1.0 : local) * (fp8 ? 2.0 : 1.0);
+  const double act_ops = fused ? 1.0 : 2.0;  // probabilities on the input (+ the gated activation)
   Piece f{kOp + kTorchLinear + 12 * kOp, 14, 0};              // norm, router, scores, aux loss
   if (flex) {
     f += {4 * kOp, 4, 2};
@@ -346,7 +350,7 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
     f += {3 * kOp, 3, ep > 1 ? 1.0 : 0.0};                   // combine
   }
   if (etp > 1) f.colls += 2;
-  f += {2 * linear + 2 * per_gemm_groups * kCublas + 2 * kOp, 2 * per_gemm_groups + 2, 0};  // grouped MLP
+  f += {2 * linear + 2 * per_gemm_groups * kCublas + act_ops * kOp, 2 * per_gemm_groups + act_ops, 0};  // grouped MLP
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
   I.fwd = f;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace parsim {
@@ -69,9 +70,11 @@ namespace {
 
 // The MoE layer's extra kernels per forward beside its GEMMs (Megatron-Core moe/router.py, token_dispatcher.py,
 // moe_utils.py with --moe-permute-fusion): router score/top-k, the auxiliary-loss statistics (≈ 3 reductions), the
-// tokens-per-expert histogram, the fused permute, the chunk sort by local expert, its inverse and the fused
-// unpermute: 9 kernels [D, counted from the code path]; the backward runs each one's gradient kernel(s), ≈ 2×.
-constexpr int kMoeKernelsFwd = 9;
+// tokens-per-expert histogram, the fused permute and the fused unpermute: 7 kernels [D, counted from the code path];
+// the backward runs each one's gradient kernel(s), ≈ 2×. The alltoall dispatcher's chunk sort by local expert and
+// its inverse are 2 kernels more where the plan has them (alltoall_sort below; they were counted here as well as
+// there until moe4).
+constexpr int kMoeKernelsFwd = 7;
 
 // The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
 // moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
@@ -89,6 +92,22 @@ SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSpli
   if (sc.train.moe_dispatcher != MoeDispatcher::AllToAll || split.ep <= 1 || m.experts / split.ep <= 1) return {};
   return {4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision),
           2};
+}
+
+// The routed experts' GEMM of one role (fc1 or fc2, forward or a gradient) over `groups` local experts of one shape.
+// TEGroupedMLP (Megatron-Core experts.py over Transformer Engine GroupedLinear, the default): one cuBLAS GEMM per local
+// expert, issued round-robin on TE's compute streams (transformer_engine/common/util/multi_stream.cpp
+// get_num_compute_streams() = 4; nvte_multi_stream_cublas_gemm), so at most 4 experts' tiles share the SMs' waves at a
+// time and each batch of ≤ 4 pays its own tail and launch gap. The fused grouped MLP (--moe-fused-grouped-mlp: TE's
+// CuTe-DSL grouped GEMM, Megatron-Bridge cutedsl_fused_grouped_mlp) is one launch over all local experts.
+constexpr int kTeGemmStreams = 4;
+double routed_gemm_s(const Hardware& hw, const TrainingConfig& tr, int groups, std::int64_t m, std::int64_t n,
+                     std::int64_t k) {
+  if (groups == 1) return gemm_time_s(hw, m, n, k, tr.precision);
+  if (tr.moe_fused_grouped_mlp || groups <= kTeGemmStreams) return grouped_gemm_time_s(hw, groups, m, n, k, tr.precision);
+  const int full = groups / kTeGemmStreams, rest = groups % kTeGemmStreams;
+  return full * grouped_gemm_time_s(hw, kTeGemmStreams, m, n, k, tr.precision) +
+         (rest > 0 ? grouped_gemm_time_s(hw, rest, m, n, k, tr.precision) : 0.0);
 }
 
 struct GemmTimes {
@@ -157,8 +176,7 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
     }
     for (const GemmShape* g : fc)
       if (g) {
-        time += routed == 1 ? gemm_time_s(hw, g->m, g->n, g->k, tr.precision)
-                            : grouped_gemm_time_s(hw, routed, g->m, g->n, g->k, tr.precision);
+        time += routed_gemm_s(hw, tr, routed, g->m, g->n, g->k);
         casts += 2;
       }
     if (casts > 0 && cast > 0) time += memory_bound_time_s(hw, cast, casts);
@@ -200,9 +218,11 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
       const double shared_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::SharedExpert; });
       // The MoE block's memory-bound work as layer_work counts it (router scores, permute / unpermute, the
       // activations) plus the alltoall dispatcher's chunk sort when layer_costs prices it.
+      // (The routed activation is in the fused grouped MLP's GEMM epilogue with --moe-fused-grouped-mlp.)
+      const bool fused = tr.moe_fused_grouped_mlp;
       double bytes = sp_tokens * (e + 4.0) * m.experts + 4.0 * lw.routed_tokens_sent * h * e +
-                     lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e + shared_act;
-      int kernels = kMoeKernelsFwd + 1;
+                     (fused ? 0.0 : lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e) + shared_act;
+      int kernels = kMoeKernelsFwd + (fused ? 0 : 1);
       const SortWork sort = alltoall_sort(sc, lw, expert_split(sc));
       bytes += sort.bytes;
       kernels += sort.kernels;
@@ -248,9 +268,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       return GemmTimes{gemm_time_s(hw, g.m, g.n, g.k, tr.precision),
                        gemm_time_s(hw, g.m, g.k, g.n, tr.precision),   // dX[m×k] = dY[m×n]·Wᵀ[n×k]
                        gemm_time_s(hw, g.k, g.n, g.m, tr.precision)};  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
-    return GemmTimes{grouped_gemm_time_s(hw, groups, g.m, g.n, g.k, tr.precision),
-                     grouped_gemm_time_s(hw, groups, g.m, g.k, g.n, tr.precision),
-                     grouped_gemm_time_s(hw, groups, g.k, g.n, g.m, tr.precision)};
+    return GemmTimes{routed_gemm_s(hw, tr, groups, g.m, g.n, g.k), routed_gemm_s(hw, tr, groups, g.m, g.k, g.n),
+                     routed_gemm_s(hw, tr, groups, g.k, g.n, g.m)};
   };
   for (std::size_t i = 0; i < lw.gemms.size(); ++i) {
     const GemmShape& g = lw.gemms[i];
@@ -299,10 +318,24 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort.
   int moe_kernels = moe ? kMoeKernelsFwd : 0;
   double elem_bytes_fwd = lw.elementwise_bytes_fwd;
+  // The fused grouped MLP (--moe-fused-grouped-mlp) applies the routed experts' activation in the FC1 GEMM's
+  // epilogue (and its gradient in FC2's dgrad epilogue): the activation kernel and its traffic over every received
+  // pair (layer_work: read gate and up, write the output) are gone.
+  const bool fused_mlp = moe && tr.moe_fused_grouped_mlp;
+  double act_fc2_k = 0;  // the routed FC2's input width f_e/etp
+  for (std::size_t i = 0; fused_mlp && i + 1 < lw.gemms.size(); ++i)
+    if (lw.gemms[i].kind == GemmKind::RoutedExpert) {
+      act_fc2_k = static_cast<double>(lw.gemms[i + 1].k);
+      break;
+    }
   if (moe) {  // the alltoall dispatcher's chunk sort (alltoall_sort)
     const SortWork sort = alltoall_sort(sc, lw, split);
     elem_bytes_fwd += sort.bytes;
     moe_kernels += sort.kernels;
+  }
+  if (fused_mlp) {
+    elem_bytes_fwd -= lw.routed_tokens_received * (m.gated() ? 3.0 : 2.0) * act_fc2_k * act_bytes;
+    moe_kernels -= 1;
   }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
@@ -311,22 +344,26 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
   // speed-up is well below the 2× of its peak (Micikevicius et al. 2022, arXiv 2209.05433; TE docs). Of the backward
   // casts, dgrad (dX = dY·Wᵀ) needs dY and Wᵀ, wgrad (dW = Xᵀ·dY) needs Xᵀ and dYᵀ. A grouped GEMM casts all its
-  // groups in one multi-tensor kernel (TE GroupedLinear).
+  // groups in one multi-tensor kernel (TE GroupedLinear split_quantize). The fused grouped MLP quantises the
+  // activation output for FC2 in FC1's epilogue and FC1's output gradient in FC2's dgrad epilogue: those two casts
+  // (FC2's forward input, FC1's backward dY) are not separate kernels.
   double cast_f = 0, cast_b = 0, cast_b_input = 0, cast_b_weight = 0;
   if (tr.precision == Precision::FP8) {
     const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
     double in_f = 0, in_b = 0, in_bi = 0, in_bw = 0;
     for (const GemmShape& g : lw.gemms) {
       const double M = static_cast<double>(g.m), N = static_cast<double>(g.n), K = static_cast<double>(g.k);
-      in_f += cb * (M * K + K * N);
-      in_b += cb * M * N + 2.0 * (M * K + K * N + M * N);
-      in_bi += cb * M * N + 2.0 * K * N;
+      const bool routed_fc1 = fused_mlp && g.kind == GemmKind::RoutedExpert && std::strcmp(g.name, "expert_fc1") == 0;
+      const bool routed_fc2 = fused_mlp && g.kind == GemmKind::RoutedExpert && !routed_fc1;
+      in_f += cb * ((routed_fc2 ? 0.0 : M * K) + K * N);
+      in_b += (routed_fc1 ? 0.0 : cb * M * N) + 2.0 * (M * K + K * N + M * N);
+      in_bi += (routed_fc1 ? 0.0 : cb * M * N) + 2.0 * K * N;
       in_bw += 2.0 * (M * K + M * N);
     }
-    const int gemms = other_gemms + routed_groups;
-    cast_f = memory_bound_time_s(hw, in_f, 2 * gemms);
-    cast_b = memory_bound_time_s(hw, in_b, 4 * gemms);
-    cast_b_input = memory_bound_time_s(hw, in_bi, 2 * gemms);
+    const int gemms = other_gemms + routed_groups, fused_casts = fused_mlp ? 1 : 0;
+    cast_f = memory_bound_time_s(hw, in_f, 2 * gemms - fused_casts);
+    cast_b = memory_bound_time_s(hw, in_b, 4 * gemms - fused_casts);
+    cast_b_input = memory_bound_time_s(hw, in_bi, 2 * gemms - fused_casts);
     cast_b_weight = memory_bound_time_s(hw, in_bw, 2 * gemms);
   }
   const double overhead = hw.gpu.compute.layer_overhead_s;
@@ -392,7 +429,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCost& bwd = out.bwd;
   bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b + overhead;
-  add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad);
+  add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
+              TpPass::Backward);
   if (tp_regather > 0) {
     bwd.tp_s += tp_regather;
     bwd.tp_exposed_s += std::max(0.0, tp_regather - gemm_dgrad);
@@ -407,7 +445,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
   bi.compute_s = gemm_dgrad + attn_b + elem_b + cast_b_input + overhead;
-  add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad);
+  add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad, TpPass::Backward);
   add_cp_bwd(bi);
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
   add_recompute(bi);
