@@ -371,7 +371,8 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // runs of a 12 × 512 GPT (and two 32 × 4096) on 8 A100 / H100 / GB200, 53 ms – 7.6 s per step with 6–160 ms of GPU
   // work; and small_models.csv, llm.c and nanoGPT GPT-2 runs on one 8-GPU node (GPU-bound at their micro-batches of
   // 12–64). Bounds: what the model reaches with the one fitted host factor (hardware/calibration.json), not the issue's
-  // 10 % — S53 18 % mean after this commit (19 % before), small_models 22 %:
+  // 10 % — S53 16.4 % mean (17.5 % before the local-spec rows said so, 19 % before deterministic mode's fills were
+  // counted), small_models 23 %:
   //   - S53 mean |error| ≤ 20 %, and its error does not grow with tensor parallelism the way the held-out small-model
   //     family's did before the host was simulated (tp1 −32 % → tp8 −71 %): the tp ≥ 2 rows' mean signed error stays
   //     within ±20 %, as do the tp1 rows';
@@ -405,21 +406,31 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // tests/data/validation/megatron_ci_2023.csv (S54): 27 Megatron-LM Selene CI runs of 2023-24 of the same 12 × 512
   // GPT on 8 DGX A100 — legacy fp16, Megatron-Core local spec and one TE run, tp1-4, pp1-4, vpp3 — the second
   // host-bound source. Predicted with the factor fitted on S53 alone (2.65) they were 30.4 % off (+23.5 % signed,
-  // parsim too slow); with both in the fit (2.46): mean |error| 23.8 %, worst L0026 +57.1 % (Megatron-Core local tp4pp1), signed mean +14.8 %. Bounds: mean ≤ 25 %, every row
-  // simulates and none is beyond 60 % (the Megatron-Core local-spec rows, priced with TE's module costs, are the worst).
+  // parsim too slow); with both in the fit (2.46): mean |error| 23.8 %, worst L0026 +57.1 %, signed mean +14.8 %; the
+  // four interleaved legacy rows (L0008-L0011) −27 to −31 %. Since the rows state what ran — --transformer-impl local
+  // for the 9 Megatron-Core local-spec runs (torch linears, not TE modules) and --timing-log-level 2 for all (a
+  // torch.cuda.synchronize() at the start and stop of forward-compute, batch-generator and backward-compute around every
+  // pass, megatron/core/pipeline_parallel/schedules.py @88ddc36ec7, and of the level-1 step timers) — at 2.465: mean
+  // 21.3 %, worst L0026 +50.9 %, signed +21.2 %, the interleaved rows −1 to +10 % (the syncs couple the stages'
+  // hosts, as the batched p2p's synchronize does without interleaving). Bounds: mean ≤ 23 %, every row simulates and
+  // none is beyond 60 %, the interleaved rows' mean signed error within ±15 %.
   const std::vector<PublishedRun> ci23 = load_published_runs(dir + "megatron_ci_2023.csv");
   CHECK(ci23.size() == 27);
-  double abs23 = 0;
-  int n23 = 0;
+  double abs23 = 0, vpp_sum = 0;
+  int n23 = 0, vpp_n = 0;
   for (const auto& r : evaluate_runs(ci23)) {
     CAPTURE(r.run->row_id());
     REQUIRE(r.ok);
     abs23 += std::fabs(r.error);
     ++n23;
+    if (parse_plan(r.args.plan).vpp > 1) vpp_sum += r.error, ++vpp_n;
     CHECK(std::fabs(r.error) <= 0.60);
   }
-  std::printf("S54: %d rows, mean |err| %.1f %%\n", n23, 100 * abs23 / n23);
-  CHECK(abs23 / n23 <= 0.25);
+  std::printf("S54: %d rows, mean |err| %.1f %%; interleaved rows mean signed %+.1f %% (%d rows)\n", n23,
+              100 * abs23 / n23, 100 * vpp_sum / std::max(1, vpp_n), vpp_n);
+  CHECK(abs23 / n23 <= 0.23);
+  REQUIRE(vpp_n == 5);
+  CHECK(std::fabs(vpp_sum / vpp_n) <= 0.15);
 
   const std::vector<PublishedRun> small = load_published_runs(dir + "small_models.csv");
   const std::vector<RowResult> sres = evaluate_runs(small);

@@ -62,6 +62,8 @@ enum : std::uint8_t {
   kRecipeNoHost = 32, kRecipeHostColl = 64
 };
 enum : std::uint8_t { kRecipeSync = 1 };  // Recv recipes
+// Host recipes of HostPart::TimerSync: the syncs before the pass (else the one after it), of a forward (else backward).
+enum : std::uint8_t { kTimerBefore = 1, kTimerForward = 2 };
 struct Recipe {
   RecipeKind kind = RecipeKind::Pass;
   Collective coll = Collective::AllReduce;  // Dp
@@ -70,7 +72,7 @@ struct Recipe {
   std::uint8_t edges = 0;                   // Dp over a segment
   std::int16_t stage = 0;                   // Optimizer; Dp over a whole stage
   std::int16_t lb = 0, le = 0;              // Dp over a segment
-  std::uint32_t id = 0;                     // Pass, Optimizer: cost id; Host: HostPart
+  std::uint32_t id = 0;                     // Pass, Optimizer: cost id; Host: HostPart (flags: kTimer*)
 };
 // Where a pass composition (Lowered::costs entry) comes from: a segment's layers [lb, le) of pass kind `pass` with its
 // edge work; the optimizer step of `stage`; or half of an F&B pair (not re-composable: such graphs are not cached).
@@ -249,7 +251,7 @@ private:
   // ---- the numbers (values.cpp): the one place each task's duration, NIC part, issue and bytes are computed ----
   Values values(const Recipe& r) const;
   PassCost compose(const CostRecipe& r) const;  // a Segment or Optimizer composition
-  double host_part_s(HostPart part) const;
+  double host_part_s(HostPart part, std::uint8_t flags) const;
   RankParams segment_params(int lb, int le, std::uint8_t edges) const;
   const GroupShape& group(DpGroup g) const;
   // The shape cache: the key of the plan's graph structure (false: not cacheable — an explicit schedule, F&B pairs,
@@ -284,14 +286,15 @@ private:
     g_.issue(t, to_ns(v.host_s), kernel_count(v.kernels), key, v.sync_after_s >= 0 ? to_ns(v.sync_after_s) : -1);
   }
   // Host work of a stage (drain: waits for everything the host issued before it).
-  TaskId host_task(int stage, HostPart part, std::uint64_t key, bool drain, int mb = -1) {
+  TaskId host_task(int stage, HostPart part, std::uint64_t key, bool drain, int mb = -1, std::uint8_t flags = 0) {
     TaskInfo ti{TaskKind::HostWork, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, mb, 0, 0,
                 0.0f, kNoTask, kNoTask};
     ti.host = part;
     Recipe r;
     r.kind = RecipeKind::Host;
     r.id = static_cast<std::uint32_t>(part);
-    return g_.add_host_task(out_.device[stage], to_ns(host_part_s(part)), add_info(ti, r), key, drain);
+    r.flags = flags;
+    return g_.add_host_task(out_.device[stage], to_ns(host_part_s(part, flags)), add_info(ti, r), key, drain);
   }
   // Host cost of `calls` data-parallel collective calls.
   double dp_host_s(double calls) const { return calls * (k_.host.coll_s + k_.host.dp_call_extra_s); }

@@ -22,6 +22,7 @@ const char* host_part_name(HostPart p) {
     case HostPart::GradCheck: return "grad NaN check";
     case HostPart::PreStep: return "grad checks / found-inf / grad norm (sync)";
     case HostPart::PostStep: return "post-step reductions and logging";
+    case HostPart::TimerSync: return "timer synchronize (--timing-log-level 2)";
   }
   return "host";
 }
@@ -130,6 +131,12 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
+  // --timing-log-level 2: the forward-compute / backward-compute timers (and batch-generator inside the forward) start
+  // with a torch.cuda.synchronize() before the pass and stop with one after it (HostModel::timer_syncs_*).
+  const int timer_syncs = fwd ? h.timer_syncs_fwd : h.timer_syncs_bwd;
+  if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
+    host_task(stage, HostPart::TimerSync, base + kKeyData - 0x10, true, op.microbatch,
+              static_cast<std::uint8_t>(kTimerBefore | (fwd ? kTimerForward : 0)));
   const PassKind kind = static_cast<PassKind>(op.kind);
   std::vector<std::pair<int, int>>& ranges = ranges_;
   segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer, ranges);
@@ -182,6 +189,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     TaskId sync = host_task(stage, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
     g_.add_dep(segs_[ref.first + ref.count - 1].task, sync);
   }
+  if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
+    host_task(stage, HostPart::TimerSync, base + kKeyLoss + 0x100, true, op.microbatch);
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
   // places W earlier, which is an error the engine would not see.
   if (op.kind == PipeOp::BackwardWeight) {

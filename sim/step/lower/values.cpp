@@ -41,9 +41,14 @@ PassCost Builder::compose(const CostRecipe& r) const {
   throw std::logic_error("lowering: an F&B pair's cost is composed with its partner, not re-composed");
 }
 
-double Builder::host_part_s(HostPart part) const {
+double Builder::host_part_s(HostPart part, std::uint8_t flags) const {
   const HostModel& h = k_.host;
   switch (part) {
+    case HostPart::TimerSync: {
+      // --timing-log-level 2: the pass's timer syncs, all but one before it and one after it.
+      if (!(flags & kTimerBefore)) return h.sync_s;
+      return ((flags & kTimerForward ? h.timer_syncs_fwd : h.timer_syncs_bwd) - 1) * h.sync_s;
+    }
     case HostPart::StepBegin: return h.step_begin_s;
     case HostPart::Data: return h.data_s + (h.data_sync ? h.sync_s : 0);
     case HostPart::LossSync: return h.loss_syncs * h.sync_s;
@@ -94,7 +99,7 @@ Values Builder::values(const Recipe& r) const {
       v.bytes = static_cast<float>(k_.p2p_bytes);
       return v;
     case RecipeKind::Host:
-      v.seconds = host_part_s(static_cast<HostPart>(r.id));
+      v.seconds = host_part_s(static_cast<HostPart>(r.id), r.flags);
       return v;
     case RecipeKind::Dp: {
       const RankParams p = r.flags & kRecipeWholeStage ? stage_params(k_, r.stage) : segment_params(r.lb, r.le, r.edges);
@@ -142,6 +147,7 @@ bool Builder::shape_key(const ScheduleOrder* explicit_order, std::vector<double>
                          b(h.megatron()), b(h.data_s > 0), b(h.data_sync), b(h.loss_syncs > 0), b(h.p2p_sync),
                          b(h.step_begin_s > 0), b(h.grad_check_s + h.pre_step_s > 0),
                          b(h.grad_check_syncs + h.pre_step_syncs > 0), b(h.post_step_s > 0), b(h.post_step_syncs > 0),
+                         b(h.timer_syncs_fwd > 0), b(h.timer_syncs_bwd > 0),
                          static_cast<double>(h.launch_queue), sc_.hw.gpu.compute.comm_compute_slowdown});
   // The segment split of a pass that is split into bucket groups: ⌈bucket / layer bytes⌉ layers per group, up to the
   // largest chunk (segment_layers clamps it to the chunk's layers).
