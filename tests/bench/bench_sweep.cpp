@@ -8,8 +8,8 @@
 // and judge changes by instruction counts (callgrind; README "Speed" has the history). The 70b case with --threads 1,
 // 38,037 candidates, 11,785 simulated: 1,943–1,974 per CPU-second on the idle machine at main 0046d7a (91.5 G
 // instructions for the same sweep through `parsim sweep`); with the lowering's shape cache (86 % of the simulations
-// re-fill a kept graph) 72.9 G instructions (−20 %), and in alternating runs at load average ≈ 5: 1,959 / 1,952 / 2,088
-// against 1,788 / 1,758 / 1,685 before.
+// re-fill a kept graph) 72.9 G instructions (−20 %), and in alternating runs against main 38648ef at load average ≈ 1.5:
+// 1,898 / 2,024 / 1,939 / 1,993 against 1,796 / 1,788 / 1,836 / 1,760 (≈ +9 %; CPU time falls less than instructions).
 #include "sim/core/error.hpp"
 #include "sim/core/text.hpp"
 #include "sim/sweep/sweep.hpp"
