@@ -16,6 +16,7 @@ constexpr StreamId kNoStream = ~StreamId{0};
 
 // ---------------------------------------------------------------- TaskGraph
 void TaskGraph::clear() {
+  derived_.ready = false;
   tasks_.clear();
   dep_from_.clear();
   dep_to_.clear();
@@ -36,6 +37,7 @@ void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {
 }
 
 int TaskGraph::add_device(double comm_slowdown) {
+  derived_.ready = false;
   device_slowdown_.push_back(comm_slowdown);
   device_queue_.push_back(kDefaultLaunchQueue);
   device_host_stream_.push_back(kNoStream);
@@ -52,6 +54,7 @@ StreamId TaskGraph::add_stream(int device, StreamClass cls) {
   if (device < 0 || device >= static_cast<int>(device_slowdown_.size())) throw std::logic_error("add_stream: bad device");
   if (cls == StreamClass::Host && device_host_stream_[device] != kNoStream)
     throw std::logic_error("add_stream: a device has one host stream");
+  derived_.ready = false;
   stream_device_.push_back(device);
   stream_class_.push_back(cls);
   const auto s = static_cast<StreamId>(stream_device_.size() - 1);
@@ -66,7 +69,7 @@ TaskId TaskGraph::add_host_task(int device, TimeNs duration, std::uint32_t tag, 
   if (order == kNotOnHost) throw std::logic_error("add_host_task: bad order");
   StreamId s = device_host_stream_[device];
   if (s == kNoStream) s = add_stream(device, StreamClass::Host);
-  const TaskId t = add_task(s, duration, tag);
+  const TaskId t = add_task(s, duration, tag);  // (resets derived_.ready)
   tasks_[t].host_order = order;
   tasks_[t].drain = drain ? 1 : 0;
   host_items_.push_back(t);
@@ -313,8 +316,8 @@ void Executor::set_active(const TaskGraph& g, int device, int comm_delta, int ni
   const bool nic = nic_delta != 0 && (nic_before > 1 || device_nic_active_[device] > 1);
   if (!sm && !nic) return;
   // Work done so far at the old rate, the rest at the new one.
-  for (std::uint32_t i = device_begin_[device]; i < device_begin_[device + 1]; ++i) {
-    const StreamId s = device_streams_[i];
+  for (std::uint32_t i = d_->device_begin[device]; i < d_->device_begin[device + 1]; ++i) {
+    const StreamId s = d_->device_streams[i];
     if (!stream_busy_[s]) continue;
     const TaskId t = stream_running_[s];
     if (t == except) continue;
@@ -348,11 +351,11 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
     hfree_[dev] = std::max(hfree_[dev], now) + hsync_[dev];
     hsync_[dev] = -1;
   }
-  const std::uint32_t end = host_begin_[dev + 1];
+  const std::uint32_t end = d_->host_begin[dev + 1];
   const int q = g.device_queue_[dev];
   while (hpos_[dev] < end) {
     const std::uint32_t item = hpos_[dev];
-    const TaskId t = host_prog_[item];
+    const TaskId t = d_->host_prog[item];
     if (g.tasks_[t].cls == StreamClass::Host) {
       if (ts_[t].pending > 0) {
         hwait_[dev] = HostWait::Preds;
@@ -367,7 +370,7 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       ts_[t].started = 1;
       hfree_[dev] = s + g.tasks_[t].duration;
       ++hpos_[dev];
-      if (succ_begin_[t] == succ_begin_[t + 1]) {
+      if (d_->succ_begin[t] == d_->succ_begin[t + 1]) {
         // Nothing depends on it but the program order, which hfree_ carries: it ends without an event.
         out.end[t] = hfree_[dev];
         out.makespan = std::max(out.makespan, hfree_[dev]);
@@ -393,8 +396,8 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
       if (r >= 0) {
         std::uint32_t& qp = qpos_[dev];
         while (qp + 1 < end && kprefix_[qp + 1] <= static_cast<std::uint64_t>(r)) ++qp;
-        while (qp < item && g.tasks_[host_prog_[qp]].kernels == 0) ++qp;  // host tasks launch nothing
-        const TaskId x = host_prog_[qp];
+        while (qp < item && g.tasks_[d_->host_prog[qp]].kernels == 0) ++qp;  // host tasks launch nothing
+        const TaskId x = d_->host_prog[qp];
         // Already started and over even at its last kernel by the time the host is free: nothing to wait for
         // (apply_queue would leave hfree_ as it is, since the waited-for kernel starts at most duration after X).
         if (!ts_[x].started || out.start[x] + g.tasks_[x].duration + first > hfree_[dev]) {
@@ -454,6 +457,62 @@ void Executor::merge_runs(It b, It e, Less less) {
   std::copy(src->begin(), src->end(), b);
 }
 
+// The structure's derived lists, into the graph (kept there until its structure changes).
+void Executor::prepare(const TaskGraph& g) {
+  TaskGraph::Derived& d = g.derived_;
+  const std::size_t n = g.tasks_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
+  // CSR successor lists (counting sort keeps insertion order: deterministic).
+  d.succ_begin.assign(n + 1, 0);
+  d.pending.assign(n, 0);
+  for (std::size_t i = 0; i < g.dep_from_.size(); ++i) {
+    ++d.succ_begin[g.dep_from_[i] + 1];
+    ++d.pending[g.dep_to_[i]];
+  }
+  for (std::size_t i = 0; i < n; ++i) d.succ_begin[i + 1] += d.succ_begin[i];
+  d.succ.resize(g.dep_from_.size());
+  {
+    std::vector<std::uint32_t>& fill = stream_pos_;  // reuse as a cursor
+    fill.assign(d.succ_begin.begin(), d.succ_begin.end() - 1);
+    for (std::size_t i = 0; i < g.dep_from_.size(); ++i) d.succ[fill[g.dep_from_[i]]++] = g.dep_to_[i];
+  }
+  // Per-stream task lists in insertion order.
+  d.stream_begin.assign(ns + 1, 0);
+  for (std::size_t t = 0; t < n; ++t) ++d.stream_begin[g.tasks_[t].stream + 1];
+  for (std::size_t s = 0; s < ns; ++s) d.stream_begin[s + 1] += d.stream_begin[s];
+  d.stream_tasks.resize(n);
+  stream_pos_.assign(d.stream_begin.begin(), d.stream_begin.end() - 1);
+  for (std::size_t t = 0; t < n; ++t) d.stream_tasks[stream_pos_[g.tasks_[t].stream]++] = static_cast<TaskId>(t);
+
+  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
+  d.device_begin.assign(nd + 1, 0);
+  for (StreamId s = 0; s < ns; ++s)
+    if (g.stream_class_[s] != StreamClass::Host) ++d.device_begin[g.stream_device_[s] + 1];
+  for (std::size_t i = 0; i < nd; ++i) d.device_begin[i + 1] += d.device_begin[i];
+  d.device_streams.resize(d.device_begin[nd]);
+  {
+    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
+    cur.assign(d.device_begin.begin(), d.device_begin.end() - 1);
+    for (StreamId s = 0; s < ns; ++s)
+      if (g.stream_class_[s] != StreamClass::Host) d.device_streams[cur[g.stream_device_[s]]++] = s;
+  }
+  // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
+  d.host_begin.assign(nd + 1, 0);
+  for (TaskId t : g.host_items_) ++d.host_begin[g.tasks_[t].device + 1];
+  for (std::size_t i = 0; i < nd; ++i) d.host_begin[i + 1] += d.host_begin[i];
+  d.host_prog.resize(g.host_items_.size());
+  {
+    std::vector<std::uint32_t>& cur = hpos_;
+    cur.assign(d.host_begin.begin(), d.host_begin.end() - 1);
+    for (TaskId t : g.host_items_) d.host_prog[cur[g.tasks_[t].device]++] = t;
+  }
+  for (std::size_t i = 0; i < nd; ++i) {
+    auto b = d.host_prog.begin() + d.host_begin[i], e = d.host_prog.begin() + d.host_begin[i + 1];
+    auto by_order = [&g](TaskId x, TaskId y) { return g.tasks_[x].host_order < g.tasks_[y].host_order; };
+    if (!std::is_sorted(b, e, by_order)) merge_runs(b, e, by_order);
+  }
+  d.ready = true;
+}
+
 void Executor::run(const TaskGraph& g, Timeline& out) {
   const std::size_t n = g.tasks_.size(), ns = g.stream_device_.size(), nd = g.device_slowdown_.size();
   out.start.assign(n, 0);
@@ -461,64 +520,22 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   out.makespan = 0;
   out.events = 0;
 
-  // CSR successor lists (counting sort keeps insertion order: deterministic).
-  succ_begin_.assign(n + 1, 0);
-  ts_.assign(n, TaskState{});  // every task's run state at once (pending counts filled just below)
-  for (std::size_t i = 0; i < g.dep_from_.size(); ++i) {
-    ++succ_begin_[g.dep_from_[i] + 1];
-    ++ts_[g.dep_to_[i]].pending;
-  }
-  for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-  succ_.resize(g.dep_from_.size());
-  {
-    std::vector<std::uint32_t>& fill = stream_pos_;  // reuse as a cursor
-    fill.assign(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (std::size_t i = 0; i < g.dep_from_.size(); ++i) succ_[fill[g.dep_from_[i]]++] = g.dep_to_[i];
-  }
-  // Per-stream task lists in insertion order.
-  stream_begin_.assign(ns + 1, 0);
-  for (std::size_t t = 0; t < n; ++t) ++stream_begin_[g.tasks_[t].stream + 1];
-  for (std::size_t s = 0; s < ns; ++s) stream_begin_[s + 1] += stream_begin_[s];
-  stream_tasks_.resize(n);
-  stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-  for (std::size_t t = 0; t < n; ++t) stream_tasks_[stream_pos_[g.tasks_[t].stream]++] = static_cast<TaskId>(t);
-  stream_pos_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-
-  // GPU streams per device, for re-planning under SM contention and NIC sharing without scanning every stream.
-  device_begin_.assign(nd + 1, 0);
-  for (StreamId s = 0; s < ns; ++s)
-    if (g.stream_class_[s] != StreamClass::Host) ++device_begin_[g.stream_device_[s] + 1];
-  for (std::size_t d = 0; d < nd; ++d) device_begin_[d + 1] += device_begin_[d];
-  device_streams_.resize(device_begin_[nd]);
-  {
-    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
-    cur.assign(device_begin_.begin(), device_begin_.end() - 1);
-    for (StreamId s = 0; s < ns; ++s)
-      if (g.stream_class_[s] != StreamClass::Host) device_streams_[cur[g.stream_device_[s]]++] = s;
-  }
-  // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
-  host_begin_.assign(nd + 1, 0);
-  for (TaskId t : g.host_items_) ++host_begin_[g.tasks_[t].device + 1];
-  for (std::size_t d = 0; d < nd; ++d) host_begin_[d + 1] += host_begin_[d];
-  host_prog_.resize(g.host_items_.size());
-  {
-    std::vector<std::uint32_t>& cur = hpos_;
-    cur.assign(host_begin_.begin(), host_begin_.end() - 1);
-    for (TaskId t : g.host_items_) host_prog_[cur[g.tasks_[t].device]++] = t;
-  }
-  kprefix_.resize(host_prog_.size() + 1);
+  if (!g.derived_.ready) prepare(g);
+  d_ = &g.derived_;
+  ts_.assign(n, TaskState{});  // every task's run state at once
+  for (std::size_t i = 0; i < n; ++i) ts_[i].pending = d_->pending[i];
+  stream_pos_.assign(d_->stream_begin.begin(), d_->stream_begin.end() - 1);
+  // Kernels issued before each host program item (kernel counts are numbers: set_values may change them).
+  kprefix_.resize(d_->host_prog.size() + 1);
   for (std::size_t d = 0; d < nd; ++d) {
-    auto b = host_prog_.begin() + host_begin_[d], e = host_prog_.begin() + host_begin_[d + 1];
-    auto by_order = [&g](TaskId a, TaskId c) { return g.tasks_[a].host_order < g.tasks_[c].host_order; };
-    if (!std::is_sorted(b, e, by_order)) merge_runs(b, e, by_order);
     std::uint64_t k = 0;
-    for (std::uint32_t i = host_begin_[d]; i < host_begin_[d + 1]; ++i) {
+    for (std::uint32_t i = d_->host_begin[d]; i < d_->host_begin[d + 1]; ++i) {
       kprefix_[i] = k;
-      k += g.tasks_[host_prog_[i]].kernels;
+      k += g.tasks_[d_->host_prog[i]].kernels;
     }
   }
-  hpos_.assign(host_begin_.begin(), host_begin_.end() - 1);
-  qpos_.assign(host_begin_.begin(), host_begin_.end() - 1);
+  hpos_.assign(d_->host_begin.begin(), d_->host_begin.end() - 1);
+  qpos_.assign(d_->host_begin.begin(), d_->host_begin.end() - 1);
   hfree_.assign(nd, 0);
   hwait_.assign(nd, HostWait::None);
   hwait_task_.assign(nd, 0);
@@ -576,13 +593,13 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
         resume_.push_back(dev);
       }
     }
-    for (std::uint32_t i = succ_begin_[t]; i < succ_begin_[t + 1]; ++i) {
-      const TaskId v = succ_[i];
+    for (std::uint32_t i = d_->succ_begin[t]; i < d_->succ_begin[t + 1]; ++i) {
+      const TaskId v = d_->succ[i];
       if (--ts_[v].pending != 0) continue;
       const StreamId vs = g.tasks_[v].stream;
       if (g.stream_class_[vs] == StreamClass::Host) {
         const int vd = g.stream_device_[vs];
-        if (hwait_[vd] == HostWait::Preds && host_prog_[hpos_[vd]] == v) {
+        if (hwait_[vd] == HostWait::Preds && d_->host_prog[hpos_[vd]] == v) {
           hwait_[vd] = HostWait::None;
           resume_.push_back(vd);
         }
@@ -604,13 +621,13 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       return t;
     };
     for (std::size_t d = 0; d < nd; ++d) {
-      if (hpos_[d] == host_begin_[d + 1]) continue;
-      const TaskId t = host_prog_[hpos_[d]];
+      if (hpos_[d] == d_->host_begin[d + 1]) continue;
+      const TaskId t = d_->host_prog[hpos_[d]];
       StuckItem it{t, static_cast<int>(d), StuckItem::Wait::HostPreds, t};
       if (hsync_[d] >= 0 || hwait_[d] == HostWait::Drain) {
         it.wait = StuckItem::Wait::HostDrain;
-        for (std::uint32_t i = host_begin_[d]; i < hpos_[d]; ++i) {
-          const TaskId x = host_prog_[i];
+        for (std::uint32_t i = d_->host_begin[d]; i < hpos_[d]; ++i) {
+          const TaskId x = d_->host_prog[i];
           if (!g.is_host_task(x) && !finished(x)) {
             it.on = x;
             break;
@@ -625,8 +642,8 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       stuck.push_back(it);
     }
     for (StreamId s = 0; s < ns; ++s) {
-      if (g.stream_class_[s] == StreamClass::Host || stream_pos_[s] == stream_begin_[s + 1] || stream_busy_[s]) continue;
-      const TaskId t = stream_tasks_[stream_pos_[s]];
+      if (g.stream_class_[s] == StreamClass::Host || stream_pos_[s] == d_->stream_begin[s + 1] || stream_busy_[s]) continue;
+      const TaskId t = d_->stream_tasks[stream_pos_[s]];
       const int d = g.stream_device_[s];
       if (ts_[t].pending != 0)
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Pred, unfinished_pred(t)});

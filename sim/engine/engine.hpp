@@ -71,6 +71,7 @@ public:
   TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
     if (stream >= stream_device_.size()) fail("add_task: bad stream");
     if (duration < 0) fail("add_task: negative duration");
+    derived_.ready = false;
     Task& t = tasks_.emplace_back();
     t.duration = duration;
     t.stream = stream;
@@ -80,6 +81,7 @@ public:
     return static_cast<TaskId>(tasks_.size() - 1);
   }
   void add_dep(TaskId before, TaskId after) {  // `after` cannot start before `before` has finished
+    derived_.ready = false;
     dep_from_.push_back(before);
     dep_to_.push_back(after);
   }
@@ -95,6 +97,7 @@ public:
     Task& t = tasks_[task];
     if (t.host_order != kNotOnHost) fail("issue: task already issued");
     if (host_ns < 0 || order == kNotOnHost) fail("issue: bad host time or order");
+    derived_.ready = false;
     t.host_ns = host_ns;
     t.kernels = std::max<std::uint32_t>(1, kernels);
     t.host_order = order;
@@ -109,6 +112,22 @@ public:
   TaskId add_host_task(int device, TimeNs duration, std::uint32_t tag, std::uint64_t order, bool drain = false);
   // `nic_ns` (≤ duration) of this task's duration is NIC transfer at full share (see the header comment).
   void set_nic(TaskId task, TimeNs nic_ns);
+  // Replaces the numbers of an existing task, keeping the graph's structure (streams, dependencies, host programs):
+  // for a graph built once and run again with other costs (sim/step's shape cache). The same as building it with
+  // these numbers: duration; NIC part as set_nic (0: none); for an issued GPU task its issue time, kernels and, when
+  // it was issued with a sync after, that sync's host time (ignored otherwise).
+  void set_values(TaskId task, TimeNs duration, TimeNs nic_ns, TimeNs host_ns, std::uint32_t kernels,
+                  TimeNs sync_after_ns) {
+    if (task >= tasks_.size() || duration < 0 || nic_ns < 0 || host_ns < 0) fail("set_values: bad task or time");
+    Task& t = tasks_[task];
+    t.duration = duration;
+    t.nic_ns = std::min(nic_ns, duration);
+    if (t.nic_ns > 0) any_nic_ = true;
+    if (t.cls == StreamClass::Host || t.host_order == kNotOnHost) return;
+    t.host_ns = host_ns;
+    t.kernels = std::max<std::uint32_t>(1, kernels);
+    if (t.drain) t.sync_after = std::max<TimeNs>(0, sync_after_ns);
+  }
 
   std::size_t num_tasks() const { return tasks_.size(); }
   std::size_t num_streams() const { return stream_device_.size(); }
@@ -162,6 +181,17 @@ private:
   std::vector<StreamId> device_host_stream_;  // kNoStream until add_host_task creates it
   std::vector<std::uint32_t> host_items_;     // tasks registered on a host program, in call order
   bool any_nic_ = false;
+  // What the executor derives from the structure alone, kept until the structure changes (every add_* / issue /
+  // clear resets `ready`; set_nic and set_values keep it): a graph re-run with other numbers skips the derivation.
+  struct Derived {
+    bool ready = false;
+    std::vector<std::uint32_t> succ_begin, succ;             // successors (CSR, insertion order)
+    std::vector<std::uint32_t> pending;                      // per task: its predecessors
+    std::vector<std::uint32_t> stream_begin, stream_tasks;   // per stream: its tasks in insertion order
+    std::vector<std::uint32_t> device_begin, device_streams; // per device: its GPU streams
+    std::vector<std::uint32_t> host_begin, host_prog;        // per device: its host program in program order
+  };
+  mutable Derived derived_;  // (filled by Executor::run: one executor at a time per graph)
 };
 
 struct Timeline {
@@ -231,8 +261,8 @@ private:
   // The tests that stop most calls — a busy or finished stream, a head with unfinished predecessors or not issued yet
   // by its host (which calls try_start when it issues it) — inline; the start itself in try_start_head.
   void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
-    if (stream_busy_[s] || stream_pos_[s] == stream_begin_[s + 1]) return;
-    const TaskId t = stream_tasks_[stream_pos_[s]];
+    if (stream_busy_[s] || stream_pos_[s] == d_->stream_begin[s + 1]) return;
+    const TaskId t = d_->stream_tasks[stream_pos_[s]];
     if (ts_[t].pending != 0) return;
     if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && !ts_[t].issued) return;
     try_start_head(g, s, t, now, out);
@@ -249,9 +279,11 @@ private:
   void replan_at(const TaskGraph& g, TaskId t, TimeNs now, double old_rate, double new_rate);
   void schedule_end(const TaskGraph& g, TaskId t, TimeNs now);
 
-  // CSR successors, per-stream task lists, and run state — kept between runs to avoid allocation.
-  std::vector<std::uint32_t> succ_begin_, succ_;
-  std::vector<std::uint32_t> stream_begin_, stream_tasks_, stream_pos_;
+  // The structure derived from the graph (TaskGraph::Derived, filled by prepare() when the structure changed), and
+  // the run state — kept between runs to avoid allocation.
+  void prepare(const TaskGraph& g);
+  const TaskGraph::Derived* d_ = nullptr;
+  std::vector<std::uint32_t> stream_pos_;
   std::vector<std::uint8_t> stream_busy_;
   std::vector<TimeNs> wake_at_;         // per stream: the pending wake event's time (-1: none)
   std::vector<TaskId> stream_running_;
@@ -260,7 +292,6 @@ private:
   static double nic_share(const TaskGraph& g, TaskId t) {
     return static_cast<double>(g.tasks_[t].nic_ns) / static_cast<double>(g.tasks_[t].duration);
   }
-  std::vector<std::uint32_t> device_begin_, device_streams_;  // GPU streams of each device (CSR)
   // Per task, in one record (one cache line): what the event loop reads and writes together.
   struct TaskState {
     double remaining = 0.0;    // work left (ns at full speed) of a running task
@@ -279,7 +310,6 @@ private:
   static constexpr std::size_t kLinearMax = 32;
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
-  std::vector<std::uint32_t> host_begin_, host_prog_;
   std::vector<std::uint64_t> kprefix_;  // kernels issued before each program item
   std::vector<std::uint32_t> hpos_, qpos_;
   std::vector<TimeNs> hfree_;

@@ -48,6 +48,12 @@ MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
 
 void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) { st_->megatron_hw = megatron_hw; }
 
+void Evaluator::reuse_graphs(bool on) { st_->lowering.shapes.enabled = on; }
+
+std::pair<std::uint64_t, std::uint64_t> Evaluator::graph_reuse() const {
+  return {st_->lowering.shapes.refills, st_->lowering.shapes.builds};
+}
+
 StepReport Evaluator::run_with_kept_costs(const Scenario& sc, const EvalOptions& opt) {
   return run_impl(sc, opt, true);
 }

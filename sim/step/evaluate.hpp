@@ -2,7 +2,9 @@
 #pragma once
 #include "sim/step/report.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,11 @@ public:
   // every scenario given from now on, so that the costs do not copy the hardware per plan (null: derived per plan).
   // The pointee must outlive the calls.
   void share_megatron_hardware(const Hardware* megatron_hw);
+  // Plans of one graph shape re-fill a kept graph instead of lowering it again (lowering::ShapeCache, on by default;
+  // the same graph, number for number). Off: every simulation builds its graph (tests compare the two).
+  void reuse_graphs(bool on);
+  // Simulations so far that re-filled a kept graph, and that built one.
+  std::pair<std::uint64_t, std::uint64_t> graph_reuse() const;
   // After run(): the executed step, its costs and the memory counter samples (for the trace).
   const ExecutedStep& executed() const;
   const StepCosts& costs() const;

@@ -19,26 +19,28 @@
 
 namespace parsim::lowering {
 
-TaskInfo Builder::dp_info(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
-                          double bytes) const {
+TaskInfo Builder::dp_info(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg) const {
   return TaskInfo{kind, Axis::dp, c, static_cast<std::int16_t>(stage), static_cast<std::int16_t>(chunk), mb,
-                  static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end),
-                  static_cast<float>(bytes), kNoTask, kNoTask};
+                  static_cast<std::int16_t>(sg.layer_begin), static_cast<std::int16_t>(sg.layer_end), 0.0f, kNoTask,
+                  kNoTask};
 }
 
+// `dense`: the recipe of the segment's dense collective (its wire bytes and bucketing); the expert part is not issued
+// by the host on its own (it rides with the dense call).
 TaskId Builder::expert_dp_task(TaskKind kind, Collective c, int stage, int chunk, int mb, const Segment& sg,
-                              double bytes_per_param, bool bucketed_call) {
+                               const Recipe& dense) {
   if (sg.expert_params <= 0 || k_.edp_group.size <= 1) return kNoTask;
-  const double bytes = sg.expert_params * bytes_per_param;
-  const CommCost t = bucketed_call ? bucketed(c, bytes, k_.edp_group) : comm(c, bytes, k_.edp_group);
-  return add_comm(out_.dp_stream[stage], t, dp_info(kind, c, stage, chunk, mb, sg, bytes));
+  Recipe r = dense;
+  r.group = DpGroup::ExpertDp;
+  r.flags = static_cast<std::uint8_t>((dense.flags & (kRecipeParamWire | kRecipeBucketed | kRecipeWholeStage)) |
+                                      kRecipeExpert | kRecipeNoHost);
+  Values v;
+  return add(out_.dp_stream[stage], r, dp_info(kind, c, stage, chunk, mb, sg), v);
 }
 
 void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
   const auto dps = out_.dp_stream[stage];
   const Collective red = sh_.grad_collective;
-  const double gwb = grad_wire_bytes(), pwb = param_wire_bytes();
-  const GroupShape& dpg = k_.dp_group;
   // ZeRO-1 with overlapped parameter gather: the previous step's all-gathers run first, ahead of each forward.
   if (sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather) {
     for (const PipeOp& op : sched()[stage]) {
@@ -46,13 +48,13 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
       const PassRef& r = pass(stage, op);
       for (std::uint32_t i = 0; i < r.count; ++i) {
         const Segment& sg = segs_[r.first + i];
-        TaskId ag = add_comm(dps, bucketed(Collective::AllGather, sg.params * pwb, dpg),
-                        dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
-                                sg.params * pwb));
-        const double nb = buckets(sg.params * pwb);
-        issue(ag, dp_host_s(nb), dp_kernels(nb), sg.key - 4);
+        const Recipe rc = dp_recipe(Collective::AllGather, DpGroup::Dp, sg, kRecipeParamWire | kRecipeBucketed);
+        Values v;
+        const TaskId ag = add(dps, rc, dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk,
+                                               op.microbatch, sg), v);
+        issue(ag, v, sg.key - 4);
         g_.add_dep(ag, sg.task);
-        const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, pwb, true);
+        const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, 0, sg, rc);
         if (eag != kNoTask) g_.add_dep(eag, sg.task);
       }
     }
@@ -79,14 +81,14 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
       const Segment& sg = segs_[r.first + i];
-      TaskId t = add_comm(dps, bucketed(red, sg.params * gwb, dpg),
-                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
-      const double nb = buckets(sg.params * gwb);
+      const Recipe rc = dp_recipe(red, DpGroup::Dp, sg, kRecipeBucketed);
+      Values v;
+      const TaskId t = add(dps, rc, dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg), v);
       // (equal keys keep the call order: the chunks' reductions in the order their last backward ran)
-      issue(t, dp_host_s(nb), dp_kernels(nb), sc_.train.overlap_grad_reduce ? sg.key + 1 : last_backward_key + 1);
+      issue(t, v, sc_.train.overlap_grad_reduce ? sg.key + 1 : last_backward_key + 1);
       g_.add_dep(sc_.train.overlap_grad_reduce ? sg.task : last_backward, t);
       grad_tasks.push_back(t);
-      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, gwb, true);
+      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, M_ - 1, sg, rc);
       if (et != kNoTask) grad_tasks.push_back(et);
     }
   }
@@ -94,20 +96,19 @@ void Builder::dp_bucketed_once(int stage, std::vector<TaskId>& grad_tasks) {
 
 void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& grad_tasks) {
   const auto dps = out_.dp_stream[stage];
-  const double gwb = grad_wire_bytes();
   const Collective red = sh_.grad_collective;
   for (const PipeOp& op : sched()[stage]) {
     if (!makes_weight_grads(op.kind)) continue;
     const PassRef& r = pass(stage, op);
     for (std::uint32_t i = 0; i < r.count; ++i) {
       const Segment& sg = segs_[r.first + i];
-      TaskId t = add_comm(dps, bucketed(red, sg.params * gwb, k_.dp_group),
-                     dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, sg.params * gwb));
-      const double nb = buckets(sg.params * gwb);
-      issue(t, dp_host_s(nb), dp_kernels(nb), sg.key + 1);
+      const Recipe rc = dp_recipe(red, DpGroup::Dp, sg, kRecipeBucketed);
+      Values v;
+      const TaskId t = add(dps, rc, dp_info(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg), v);
+      issue(t, v, sg.key + 1);
       g_.add_dep(sg.task, t);
       grad_tasks.push_back(t);
-      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, gwb, true);
+      const TaskId et = expert_dp_task(TaskKind::GradReduce, red, stage, op.chunk, op.microbatch, sg, rc);
       if (et != kNoTask) grad_tasks.push_back(et);
     }
   }
@@ -115,27 +116,24 @@ void Builder::dp_reduce_scatter_each_microbatch(int stage, std::vector<TaskId>& 
 
 void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) {
   const auto dps = out_.dp_stream[stage];
-  const double gwb = grad_wire_bytes(), pwb = param_wire_bytes();
-  const GroupShape& shard = k_.shard_group;
   const bool hierarchical = sh_.hierarchical && k_.replica_group.size > 1;
   // Reduce-scatter a segment's gradients in the shard group; HSDP then all-reduces the 1/N shard across replicas.
   auto reduce_segment = [&](const Segment& sg, const PipeOp& op) {
-    const double bytes = sg.params * gwb;
-    TaskId rs = add_comm(dps, comm(sh_.grad_collective, bytes, shard),
-                    dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, bytes));
-    issue(rs, dp_host_s(1), dp_kernels(1), sg.key + 1);
+    const Recipe rc = dp_recipe(sh_.grad_collective, DpGroup::Shard, sg, 0);
+    Values v;
+    const TaskId rs =
+        add(dps, rc, dp_info(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg), v);
+    issue(rs, v, sg.key + 1);
     g_.add_dep(sg.task, rs);
     grad_tasks.push_back(rs);
     // Expert parameters are sharded over the expert-DP group instead (Megatron-FSDP with EP).
-    const TaskId ers = expert_dp_task(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg,
-                                      gwb, false);
+    const TaskId ers = expert_dp_task(TaskKind::GradReduce, sh_.grad_collective, stage, op.chunk, op.microbatch, sg, rc);
     if (ers != kNoTask) grad_tasks.push_back(ers);
     if (hierarchical) {
-      const double shard_bytes = bytes / shard.size;
-      TaskId ar = add_comm(dps, comm(Collective::AllReduce, shard_bytes, k_.replica_group),
-                      dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch, sg,
-                              shard_bytes));
-      issue(ar, k_.host.coll_s, 1, sg.key + 2);
+      const Recipe rr = dp_recipe(Collective::AllReduce, DpGroup::Replica, sg, kRecipePerShard | kRecipeHostColl);
+      const TaskId ar =
+          add(dps, rr, dp_info(TaskKind::GradReduce, Collective::AllReduce, stage, op.chunk, op.microbatch, sg), v);
+      issue(ar, v, sg.key + 2);
       grad_tasks.push_back(ar);
     }
   };
@@ -151,17 +149,18 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
       const Segment& sg = segs_[r.first + i];
       // All-gather of this segment's parameters; with one segment of prefetch it is issued when the previous
       // segment starts, i.e. once the one before that has finished.
-      TaskId ag = add_comm(dps, comm(Collective::AllGather, sg.params * pwb, shard),
-                      dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg,
-                              sg.params * pwb));
+      const Recipe rc = dp_recipe(Collective::AllGather, DpGroup::Shard, sg, kRecipeParamWire);
+      Values v;
+      const TaskId ag =
+          add(dps, rc, dp_info(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch, sg), v);
       if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, ag);
       g_.add_dep(ag, sg.task);
       // Issued by the pre-forward/pre-backward hook of the segment before (one unit of prefetch).
       const std::uint64_t key = i == 0 ? sg.key - 3 : segs_[r.first + i - 1].key - 2;
-      issue(ag, dp_host_s(1), dp_kernels(1), key);
+      issue(ag, v, key);
       out_.info[g_.tag(sg.task)].gather = ag;
       const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, op.chunk, op.microbatch,
-                                        sg, pwb, false);
+                                        sg, rc);
       if (eag != kNoTask) {
         if (i >= 2) g_.add_dep(segs_[r.first + i - 2].task, eag);
         g_.add_dep(eag, sg.task);
@@ -178,37 +177,39 @@ void Builder::dp_sharded_parameters(int stage, std::vector<TaskId>& grad_tasks) 
 // without --overlap-param-gather).
 void Builder::add_optimizer_step(int stage, const std::vector<TaskId>& grad_tasks) {
   const RankParams sp = stage_params(k_, stage);
-  const double stage_params = sp.dense;
-  // Each rank steps its share: dense parameters sharded over DP×CP, expert parameters over expert-DP.
-  double owned = stage_params / std::max(1, sh_.shards_optimizer ? k_.shard_degree : 1);
-  if (sp.expert > 0) owned += sp.expert / std::max(1, sh_.shards_optimizer ? k_.expert_shard_degree : 1);
-  Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], stage_params,
-                sp.expert};
-  PassCost oc;
-  oc.compute_s = memory_bound_time_s(sc_.hw, owned * k_.optimizer_bytes_per_param, 4);
+  Segment whole{0, chunk_first_layer_[vstage(stage, 0)], chunk_first_layer_[vstage(stage, 0)], sp.dense, sp.expert};
+  CostRecipe oc;
+  oc.kind = CostRecipe::Kind::Optimizer;
+  oc.stage = static_cast<std::int16_t>(stage);
+  Recipe ro;
+  ro.kind = RecipeKind::Optimizer;
+  ro.stage = oc.stage;
+  ro.id = intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), compose(oc), oc);
   TaskInfo oi{TaskKind::Optimizer, Axis::dp, Collective::AllReduce, static_cast<std::int16_t>(stage), 0, -1, 0, 0,
-              0.0f, intern_cost((static_cast<std::uint64_t>(stage) << 42) | (1ull << 63), oc), kNoTask};
-  TaskId opt = add(out_.compute_stream[stage], oc.compute_s, oi);
+              0.0f, ro.id, kNoTask};
+  Values ov;
+  const TaskId opt = add(out_.compute_stream[stage], ro, oi, ov);
   for (TaskId t : grad_tasks) g_.add_dep(t, opt);
   // The host around the update (HostModel): the gradient NaN checks and the fp16 found-inf / grad-norm syncs before
   // it (they drain the device), the optimizer's multi-tensor launches, then the post-step reductions and logging.
   const HostModel& h = k_.host;
   const std::uint64_t end = end_key();
   const int pre_syncs = h.grad_check_syncs + h.pre_step_syncs;
-  if (h.grad_check_s + h.pre_step_s > 0)
-    host_task(stage, h.grad_check_s + h.pre_step_s, HostPart::PreStep, end + 1, pre_syncs > 0);
-  issue(opt, k_.stage_host_optimizer_s[stage], k_.stage_host_optimizer_kernels[stage], end + 2);
-  if (h.post_step_s > 0) host_task(stage, h.post_step_s, HostPart::PostStep, end + 4, h.post_step_syncs > 0);
+  if (h.grad_check_s + h.pre_step_s > 0) host_task(stage, HostPart::PreStep, end + 1, pre_syncs > 0);
+  issue(opt, ov, end + 2);
+  if (h.post_step_s > 0) host_task(stage, HostPart::PostStep, end + 4, h.post_step_syncs > 0);
   const bool gather_after_step = sh_.param_gather == ParamGather::AfterStep &&
                                  !(sh_.gather_overlaps_next_forward && sc_.train.overlap_param_gather);
   if (has_dp() && gather_after_step) {
-    const double pwb = param_wire_bytes();
-    TaskId ag = add_comm(out_.dp_stream[stage], bucketed(Collective::AllGather, stage_params * pwb, k_.dp_group),
-                    dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, stage_params * pwb));
-    const double nb = buckets(stage_params * pwb);
-    issue(ag, dp_host_s(nb), dp_kernels(nb), end + 3);
+    Recipe rc = dp_recipe(Collective::AllGather, DpGroup::Dp, whole,
+                          kRecipeParamWire | kRecipeBucketed | kRecipeWholeStage);
+    rc.stage = static_cast<std::int16_t>(stage);
+    Values v;
+    const TaskId ag =
+        add(out_.dp_stream[stage], rc, dp_info(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole), v);
+    issue(ag, v, end + 3);
     g_.add_dep(opt, ag);
-    const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, pwb, true);
+    const TaskId eag = expert_dp_task(TaskKind::ParamGather, Collective::AllGather, stage, 0, -1, whole, rc);
     if (eag != kNoTask) g_.add_dep(opt, eag);
   }
 }

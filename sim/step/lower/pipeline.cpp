@@ -35,10 +35,9 @@ std::uint32_t Builder::find_cost(std::uint64_t key) const {
   return kNoCost;
 }
 
-std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c) {
+std::uint32_t Builder::intern_cost(std::uint64_t key, const PassCost& c, const CostRecipe& r) {
   if (const std::uint32_t id = find_cost(key); id != kNoCost) return id;
-  out_.costs.push_back(c);
-  const auto id = static_cast<std::uint32_t>(out_.costs.size() - 1);
+  const std::uint32_t id = add_cost(c, r);
   cost_keys_.emplace_back(key, id);
   return id;
 }
@@ -128,8 +127,7 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
   const HostModel& h = k_.host;
   // get_batch on the first virtual stage (and, for Megatron, on the last, which reads the labels), before the forward.
   if (op.kind == PipeOp::Forward && (vs == 0 || (h.megatron() && vs == place_.virtual_stages() - 1)) && h.data_s > 0)
-    host_task(stage, h.data_s + (h.data_sync ? h.sync_s : 0), HostPart::Data, base + kKeyData, h.data_sync,
-              op.microbatch);
+    host_task(stage, HostPart::Data, base + kKeyData, h.data_sync, op.microbatch);
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
@@ -137,7 +135,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
   // with a torch.cuda.synchronize() before the pass and stop with one after it (HostModel::timer_syncs_*).
   const int timer_syncs = fwd ? h.timer_syncs_fwd : h.timer_syncs_bwd;
   if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
-    host_task(stage, (timer_syncs - 1) * h.sync_s, HostPart::TimerSync, base + kKeyData - 0x10, true, op.microbatch);
+    host_task(stage, HostPart::TimerSync, base + kKeyData - 0x10, true, op.microbatch,
+              static_cast<std::uint8_t>(kTimerBefore | (fwd ? kTimerForward : 0)));
   const PassKind kind = static_cast<PassKind>(op.kind);
   std::vector<std::pair<int, int>>& ranges = ranges_;
   segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer, ranges);
@@ -150,69 +149,49 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     // Uniform models (every dense model): one kind, n · cost — the sweep's hot path skips the per-kind sums.
     const bool one_kind = k_.uniform();
     const EdgeWork e = edge_work(vs, place_.virtual_stages(), fwd, i == 0, i + 1 == ranges.size());
+    const auto edges = static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0));
     // Mixed layer kinds: two ranges of one length may differ, so the key names the range.
     const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
                                          : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
     const std::uint64_t cost_key = (fwd ? 1u : 0u) | (range << 1) | (e.embedding ? 1ull << 40 : 0) |
                                    (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44) |
                                    (alone ? 1ull << 47 : 0);
-    // An unpaired segment whose cost was composed before (same key: same inputs) takes it as it is.
-    const std::uint32_t known = pair ? kNoCost : find_cost(cost_key);
-    PassCost cost = known != kNoCost ? out_.costs[known]
-                    : one_kind       ? k_.layer[kind].scaled(layers)
-                                     : k_.range_cost(kind, lb, le);
-    const RankParams rp = one_kind ? RankParams{k_.kinds.front().params.dense * layers,
-                                                k_.kinds.front().params.expert * layers}
-                                   : k_.range_params(lb, le);
-    double params = rp.dense;
-    if (e.embedding) {
-      if (known == kNoCost) cost += k_.embed[kind];
-      params += k_.embed_params;
-    }
-    if (e.head) {
-      if (known == kNoCost) cost += k_.head[kind];
-      params += k_.head_params;
-    }
-    if (alone && known == kNoCost && cost.ep_overlap_s > 0) {
-      // No partner pass: the exchanges the batch-level overlap would hide run exposed, and hold no partner's SMs.
-      cost.ep_exposed_s += cost.ep_overlap_s;
-      cost.compute_s -= sc_.hw.gpu.compute.comm_compute_slowdown * cost.ep_overlap_s;
-      cost.ep_overlap_s = 0;
-    }
+    const CostRecipe cr{CostRecipe::Kind::Segment, kind, edges, static_cast<std::int16_t>(lb),
+                        static_cast<std::int16_t>(le), static_cast<std::int16_t>(stage), alone};
     std::uint32_t cost_id;
     if (pair) {
-      cost = pair->apply(cost);
-      cost_id = add_cost(cost);
+      CostRecipe half = cr;
+      half.kind = CostRecipe::Kind::Pair;
+      cost_id = add_cost(pair->apply(compose(cr)), half);
     } else {
-      cost_id = known != kNoCost ? known : intern_cost(cost_key, cost);
+      // An unpaired segment whose cost was composed before (same key: same inputs) takes it as it is.
+      cost_id = find_cost(cost_key);
+      if (cost_id == kNoCost) cost_id = intern_cost(cost_key, compose(cr), cr);
     }
+    const RankParams rp = segment_params(lb, le, edges);
     TaskInfo ti{static_cast<TaskKind>(kind), Axis::tp, Collective::AllReduce, static_cast<std::int16_t>(stage),
                 static_cast<std::int16_t>(op.chunk), op.microbatch, static_cast<std::int16_t>(lb),
                 static_cast<std::int16_t>(le), 0.0f, cost_id, kNoTask,
-                static_cast<std::uint8_t>((e.embedding ? kEdgeEmbedding : 0) | (e.head ? kEdgeHead : 0) |
-                                          (pair ? kPaired : 0))};
-    TaskId id = add(out_.compute_stream[stage], cost.duration_s(), ti);
-    // The pass's in-pass communication that crosses nodes keeps the rank's NICs busy (hidden or not): the engine
-    // shares them with the DP and pipeline transfers running at the same time (StepCosts::nic_share).
-    if (any_pass_nic_) {
-      const double nic = k_.nic_share[Axis::tp] * cost.tp_s + k_.nic_share[Axis::cp] * cost.cp_s +
-                         k_.nic_share[Axis::ep] * cost.ep_s;
-      if (nic > 0) g_.set_nic(id, to_ns(nic));
-    }
+                static_cast<std::uint8_t>(edges | (pair ? kPaired : 0))};
+    Recipe r;
+    r.kind = RecipeKind::Pass;
+    r.id = cost_id;
+    Values v;
+    const TaskId id = add(out_.compute_stream[stage], r, ti, v);
     const std::uint64_t key = base + kKeySegments + kKeySegmentStride * i;
-    issue(id, cost.host_s, cost.kernels, key);
-    segs_.push_back(Segment{id, lb, le, params, rp.expert, key});
+    issue(id, v, key);
+    segs_.push_back(Segment{id, lb, le, rp.dense, rp.expert, key, edges});
   }
   ref.key = base;
   passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)] = ref;
   // The loss on the last virtual stage: Megatron-Core checks it for NaN/Inf (a device→host sync each) before the
   // backward is issued.
   if (fwd && vs == place_.virtual_stages() - 1 && h.loss_syncs > 0) {
-    TaskId sync = host_task(stage, h.loss_syncs * h.sync_s, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
+    TaskId sync = host_task(stage, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
     g_.add_dep(segs_[ref.first + ref.count - 1].task, sync);
   }
   if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
-    host_task(stage, h.sync_s, HostPart::TimerSync, base + kKeyLoss + 0x100, true, op.microbatch);
+    host_task(stage, HostPart::TimerSync, base + kKeyLoss + 0x100, true, op.microbatch);
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
   // places W earlier, which is an error the engine would not see.
   if (op.kind == PipeOp::BackwardWeight) {
@@ -247,26 +226,28 @@ void Builder::add_pipe_recvs(int stage) {
                                  op.kind == PipeOp::Backward ? PipeOp::BackwardInput : PipeOp::Backward)];
     const PassRef& cons = passes_[pass_index(stage, op.chunk, op.microbatch, op.kind)];
     TaskInfo ti{TaskKind::PipeRecv, Axis::pp, Collective::SendRecv, static_cast<std::int16_t>(stage),
-                static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, static_cast<float>(k_.p2p_bytes), kNoTask,
-                kNoTask};
-    TaskId r = add_comm(out_.pp_stream[stage], CommCost{k_.p2p_s, k_.p2p_nic_s}, ti);
+                static_cast<std::int16_t>(op.chunk), op.microbatch, 0, 0, 0.0f, kNoTask, kNoTask};
+    // The host issues the receive (batched with the matching send) before the pass that consumes it; without
+    // interleaving Megatron then synchronizes the device — except under F&B pairs: DualPipe's own p2p waits on its
+    // transfers only (no device-wide synchronize, which would wait for the pair's first op and, through it, for this
+    // very receive).
+    Recipe recipe;
+    recipe.kind = RecipeKind::Recv;
+    recipe.flags = k_.host.p2p_sync && !pairs ? kRecipeSync : 0;
+    Values v;
+    const TaskId r = add(out_.pp_stream[stage], recipe, ti, v);
     g_.add_dep(segs_[prod->first + prod->count - 1].task, r);
     g_.add_dep(r, segs_[cons.first].task);
-    // The host issues the receive (batched with the matching send) before the pass that consumes it; without
-    // interleaving Megatron then synchronizes the device.
     std::uint64_t key = cons.key + kKeyRecv;
-    double sync_s = k_.host.p2p_sync ? k_.host.sync_s : -1.0;
     // The second op of an F&B pair: its input also gates the pair's first op, so the host issues it with the pair's
-    // first op; DualPipe's own p2p waits on its transfers only (no device-wide synchronize, which would wait for the
-    // pair's first op and, through it, for this very receive).
+    // first op.
     if (i > 0 && order[i - 1].overlapped_with_next) {
       const PipeOp& f = order[i - 1];
       const PassRef& first = passes_[pass_index(stage, f.chunk, f.microbatch, f.kind)];
       g_.add_dep(r, segs_[first.first].task);
       key = first.key + kKeyRecv + 1;  // after the first op's own receive
     }
-    if (pairs) sync_s = -1.0;
-    issue(r, k_.host.p2p_s, 2, key, sync_s);
+    issue(r, v, key);
   }
 }
 
@@ -284,6 +265,34 @@ void Builder::build(const ScheduleOrder* schedule) {
   V_ = place_.chunks;
   bucket_bytes_ = sc_.train.bucket_bytes;
   M_ = static_cast<int>(sc_.train.micro_batches(pl));
+  any_pass_nic_ = k_.nic_share[Axis::tp] > 0 || k_.nic_share[Axis::cp] > 0 || k_.nic_share[Axis::ep] > 0;
+  total_task_s_ = 0;
+
+  // The shape cache: the slot lent to `out` last time takes its graph back; a plan of a kept shape re-fills it.
+  ShapeCache& cache = scratch_.shapes;
+  if (cache.lent >= 0) {
+    ShapeSlot& lent = cache.slots[static_cast<std::size_t>(cache.lent)];
+    if (cache.lent_to == &out_) std::swap(out_, lent.graph);
+    else lent.valid = false;  // (lent to another Lowered: its graph is not here to take back)
+    cache.lent = -1;
+  }
+  const bool cacheable = cache.enabled && shape_key(schedule, cache.key);
+  if (cacheable) {
+    for (std::size_t i = 0; i < cache.slots.size(); ++i) {
+      ShapeSlot& slot = cache.slots[i];
+      if (!slot.valid || slot.key != cache.key) continue;
+      std::swap(out_, slot.graph);
+      cache.lent = static_cast<int>(i);
+      cache.lent_to = &out_;
+      slot.last_use = ++cache.clock;
+      ++cache.refills;
+      refill(slot);
+      return;
+    }
+  }
+  ++cache.builds;
+  scratch_.recipes.clear();
+  scratch_.cost_recipes.clear();
   out_.microbatches = M_;
   g_.clear();
   out_.info.clear();
@@ -311,7 +320,6 @@ void Builder::build(const ScheduleOrder* schedule) {
     }
 
   const double slowdown = sc_.hw.gpu.compute.comm_compute_slowdown;
-  any_pass_nic_ = k_.nic_share[Axis::tp] > 0 || k_.nic_share[Axis::cp] > 0 || k_.nic_share[Axis::ep] > 0;
   out_.device.clear();
   max_ops_ = 0;
   for (int s = 0; s < P_; ++s) max_ops_ = std::max(max_ops_, sched()[s].size());
@@ -326,7 +334,7 @@ void Builder::build(const ScheduleOrder* schedule) {
   std::size_t estimate = static_cast<std::size_t>(P_) * V_ * M_ * 4;
   g_.reserve(estimate, estimate * 2);
   for (int s = 0; s < P_; ++s) {
-    if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
+    if (k_.host.step_begin_s > 0) host_task(s, HostPart::StepBegin, 0, false);
     const auto& order = sched()[s];
     // --moe-a2a-overlap (Megatron-Core combined 1F1B, pipeline_parallel/combined_1f1b.py): a forward runs merged with
     // the backward of another micro-batch that precedes or follows it directly in the stage's order — with one stage
@@ -360,6 +368,20 @@ void Builder::build(const ScheduleOrder* schedule) {
   }
   for (int s = 0; s < P_; ++s) add_pipe_recvs(s);
   for (int s = 0; s < P_; ++s) add_data_parallel(s);
+  if (!cacheable) return;
+  // Kept in the least recently used slot, lent to `out` until the next lowering.
+  std::size_t victim = 0;
+  for (std::size_t i = 1; i < cache.slots.size(); ++i) {
+    const ShapeSlot& a = cache.slots[i];
+    const ShapeSlot& b = cache.slots[victim];
+    if ((!a.valid && b.valid) || (a.valid == b.valid && a.last_use < b.last_use)) victim = i;
+  }
+  ShapeSlot& slot = cache.slots[victim];
+  keep(slot);
+  slot.valid = true;
+  slot.last_use = ++cache.clock;
+  cache.lent = static_cast<int>(victim);
+  cache.lent_to = &out_;
 }
 
 }  // namespace lowering
