@@ -260,3 +260,28 @@ TEST_CASE("GEMM derivation on B200 from its own measured curve: Llama 3 70B atte
   CHECK(gemm_efficiency(b200, 8192, 8192, 1024, Precision::FP8) ==
         doctest::Approx(0.76278 * 0.93027 * b200.calib.fp8_training_fraction * s).epsilon(1e-4));
 }
+
+TEST_CASE("slowest GPU: expected maximum of n standard normals and the step's compute factor") {
+  // E[max of n iid N(0,1)] = ∫ x·n·φ(x)·Φ(x)^(n−1) dx, by numerical integration (step 0.001 on [−10, 12]):
+  // n = 8: 1.4236, n = 128: 2.5946, n = 4096: 3.6261. Blom's Φ⁻¹((n − 0.375)/(n + 0.25)) with A&S 26.2.23 gives
+  // 1.4345, 2.5851, 3.6110: within 0.8 %. One GPU waits for nobody: 0.
+  CHECK(expected_max_std_normal(1) == 0.0);
+  CHECK(expected_max_std_normal(8) == doctest::Approx(1.4236).epsilon(0.008));
+  CHECK(expected_max_std_normal(128) == doctest::Approx(2.5946).epsilon(0.008));
+  CHECK(expected_max_std_normal(4096) == doctest::Approx(3.6261).epsilon(0.008));
+  double prev = 0;
+  for (std::int64_t n : {2, 4, 16, 64, 256, 1024, 16384, 1 << 20}) {
+    CAPTURE(n);
+    CHECK(expected_max_std_normal(n) > prev);  // more GPUs, a slower slowest one
+    prev = expected_max_std_normal(n);
+  }
+  // The factor: 1 + σ/100 · E[max], σ = calibration.json's gpu_speed_spread_pct (1.2 %, Sinha et al. SC'22: 8 → 128
+  // GPUs then costs 1.2 % × (2.5851 − 1.4345) = 1.38 % of compute; torchtitan measures 2.7 % for FSDP 8 → 128).
+  const Hardware h = resolve_hardware("h100");
+  CHECK(slowest_gpu_factor(h, 1) == 1.0);
+  CHECK(slowest_gpu_factor(h, 128) ==
+        doctest::Approx(1.0 + h.calib.gpu_speed_spread_pct / 100.0 * expected_max_std_normal(128)));
+  Hardware same = h;
+  same.calib.gpu_speed_spread_pct = 0;
+  CHECK(slowest_gpu_factor(same, 4096) == 1.0);
+}
