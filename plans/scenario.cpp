@@ -365,6 +365,30 @@ OptionTable<In> build_table() {
       "deterministic", "--deterministic",
       "Megatron --deterministic-mode: NaN-filled allocations (one fill kernel each) and deterministic kernels",
       [](In& x) { x.train.deterministic = true; }, [](const In& x) { return x.train.deterministic; }, P | S));
+  t.push_back(choice<In>(
+      "timing_log_level", "--timing-log-level",
+      "Megatron --timing-log-level: timers whose start and stop each call torch.cuda.synchronize() — 1: the step's "
+      "forward-backward, optimizer and gradient-sync timers (with barriers); 2: also forward-compute, backward-compute "
+      "and batch-generator around every pipeline pass",
+      {"0", "1", "2"}, "0 (Megatron-LM's default)",
+      [](In& x, const std::string& v) { x.train.timing_log_level = v[0] - '0'; },
+      [](const In& x) -> std::optional<std::string> {
+        if (x.train.timing_log_level <= 0) return std::nullopt;
+        return std::to_string(x.train.timing_log_level);
+      },
+      P | S));
+  t.push_back(choice<In>(
+      "transformer_impl", "--transformer-impl",
+      "Megatron --transformer-impl: Transformer Engine's fused modules, or the local spec (torch matmul linears, "
+      "Megatron's fused LayerNorm / softmax / bias kernels): how many ops the host issues per layer (Megatron stack; "
+      "megatron-legacy is always local, other stacks ignore it)",
+      {"transformer_engine", "local"}, "transformer_engine",
+      [](In& x, const std::string& v) { x.train.local_layers = v == "local"; },
+      [](const In& x) -> std::optional<std::string> {
+        if (!x.train.local_layers) return std::nullopt;
+        return std::string("local");
+      },
+      P | S));
   t.push_back(flag<In>(
       "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
       "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",

@@ -133,6 +133,10 @@ struct TrainingConfig {
                                       // make_graphed_callables, torch.compile mode="reduce-overhead"): one launch each
   int log_interval = 0;               // steps between training logs (timers, loss .item()); 0 = the stack's default
   bool deterministic = false;         // Megatron --deterministic-mode: NaN-filled allocations, deterministic kernels
+  int timing_log_level = 0;           // Megatron --timing-log-level: 1 adds the step's level-1 timers, 2 the per-pass
+                                      // timers (each start/stop a torch.cuda.synchronize())
+  bool local_layers = false;          // Megatron-Core --transformer-impl local (torch matmul + Megatron's own fused
+                                      // kernels) instead of Transformer Engine's modules; MegatronLegacy is always local
   bool log_num_zeros_in_grad = false; // Megatron --log-num-zeros-in-grad (per-step count + sync)
   bool log_params_norm = false;       // Megatron --log-params-norm (per-step norm + sync)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)

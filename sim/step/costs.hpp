@@ -32,6 +32,10 @@ struct PassCost {
   // queue drains, the GPU idles through the sync and, where the host issues the rest of the layer slower than the
   // GPU runs it, through that difference too (the host can no longer run ahead of the GPU across the sync).
   double host_wait_s = 0;
+  // The part of ep_s that --moe-a2a-overlap hides behind another micro-batch's pass (included in ep_s, not in
+  // ep_exposed_s; its SM share is in compute_s): a pass the schedule runs alone — MCore's combined 1F1B runs the first
+  // forward and the last backward of a stage without a partner — exposes it (lower/pipeline.cpp).
+  double ep_overlap_s = 0;
   double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s; }
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
@@ -97,10 +101,13 @@ std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCo
 
 // The host of one rank (docs/host-model.md §6): the stack's issue costs on this node's CPU, and what the framework does
 // around the passes. Times are seconds of real host time (the stack's unit costs on the reference host × `factor`).
-// How the stack issues work (docs/host-model.md §4): Megatron-Core with Transformer Engine's fused modules, legacy
-// Megatron-LM's local implementation (unfused ops, TorchScript fusions), PyTorch eager (Hugging Face, torchtitan,
-// llm-foundry with FSDP).
-enum class HostStack : std::uint8_t { MegatronCoreTE, MegatronLocal, PyTorchEager };
+// How the stack issues work (docs/host-model.md §4): Megatron-Core with Transformer Engine's fused modules, Megatron-Core
+// with its local spec (--transformer-impl local: torch matmul linears, apex/Megatron fused kernels, torch.compile
+// fusions; Megatron-Core's training loop), legacy Megatron-LM's local implementation (unfused ops, TorchScript
+// fusions), PyTorch eager (Hugging Face, torchtitan, llm-foundry with FSDP).
+enum class HostStack : std::uint8_t { MegatronCoreTE, MegatronCoreLocal, MegatronLocal, PyTorchEager };
+// Megatron-Core's training loop (loss and gradient NaN checks with their syncs, the post-step reductions).
+inline bool megatron_core(HostStack s) { return s == HostStack::MegatronCoreTE || s == HostStack::MegatronCoreLocal; }
 const char* host_stack_name(HostStack s);
 struct HostModel {
   HostStack stack = HostStack::MegatronCoreTE;
@@ -117,6 +124,8 @@ struct HostModel {
   bool data_sync = false;     // … with a blocking size broadcast over TP (legacy broadcast_data)
   int loss_syncs = 0;         // device→host syncs after the loss (Megatron's NaN/Inf checks of the loss)
   bool p2p_sync = false;      // torch.cuda.synchronize() after every batched p2p (Megatron without interleaving)
+  int timer_syncs_fwd = 0;    // torch.cuda.synchronize() calls of Megatron's per-pass timers (--timing-log-level 2),
+  int timer_syncs_bwd = 0;    // around each forward / backward pass (one after it, the rest before)
   // Data-parallel collectives: host per call beyond coll_s (FSDP's per-unit pre/post hooks) and extra copy kernels
   double dp_call_extra_s = 0;
   int dp_call_extra_kernels = 0;

@@ -17,7 +17,7 @@ enum class TaskKind : std::uint8_t {
   HostWork  // work of the rank's host alone: a device→host sync, get_batch, the step's fixed Python (HostPart says which)
 };
 // What a HostWork task stands for (TaskInfo::host).
-enum class HostPart : std::uint8_t { None, StepBegin, Data, LossSync, P2PSync, GradCheck, PreStep, PostStep };
+enum class HostPart : std::uint8_t { None, StepBegin, Data, LossSync, P2PSync, GradCheck, PreStep, PostStep, TimerSync };
 const char* host_part_name(HostPart p);
 constexpr bool is_pass(TaskKind k) { return static_cast<int>(k) < kPassKinds; }
 constexpr PassKind pass_kind(TaskKind k) { return static_cast<PassKind>(k); }

@@ -69,6 +69,62 @@ TEST_CASE("host: the issue cost of a Megatron-Core + TE layer is its kernel inve
   CHECK(compute_step_costs(det).layer.fwd.kernels == doctest::Approx(12 + 18));
 }
 
+TEST_CASE("host: Megatron-Core's local spec issues torch linears and compiled fusions, not Transformer Engine modules") {
+  // --transformer-impl local (host.cpp, gpt_layer_specs.py get_gpt_layer_local_spec): per layer forward two fused
+  // LayerNorms (an op + 5 µs of Python each: 2·13 = 26 µs, 2 kernels), four Megatron linears through
+  // LinearWithGradAccumulationAndAsyncCommunication (torch Linear 13.5 µs + 10 µs of Python: 4·23.5 = 94 µs; QKV and
+  // FC1 add their bias in a second kernel: 4 + 2 = 6 kernels), three compiled fusions (3·39 = 117 µs, 3 kernels), the
+  // fused RoPE on q and k (2·8 = 16 µs, 2 kernels), the layer's Python 50 µs and the attention core 60 µs (1 kernel):
+  //   26 + 94 + 117 + 16 + 50 + 60 = 363 µs for 2 + 6 + 3 + 2 + 1 = 14 kernels,
+  // against the TE spec's 395 µs for 12 (previous test): more, cheaper launches.
+  Scenario sc = tiny();
+  sc.train.local_layers = true;
+  const StepCosts k = compute_step_costs(sc);
+  const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
+  CHECK(k.host.stack == HostStack::MegatronCoreLocal);
+  CHECK(k.layer.fwd.host_s == doctest::Approx(363e-6 * f));
+  CHECK(k.layer.fwd.kernels == doctest::Approx(14));
+  // The training loop stays Megatron-Core's: the loss is checked twice per micro-batch (NaN, Inf), a sync each.
+  CHECK(k.host.loss_syncs == 2);
+  // megatron-legacy is the same modules with TorchScript fusions (3·20 = 60 µs) and Megatron's unfused RoPE (12 ops:
+  // 96 µs, 12 kernels): 26 + 94 + 60 + 96 + 50 + 60 = 386 µs for 2 + 6 + 3 + 12 + 1 = 24 kernels, no loss syncs.
+  Scenario legacy = tiny();
+  legacy.train.stack = Stack::MegatronLegacy;
+  legacy.train.flash_attention = true;
+  const StepCosts kl = compute_step_costs(legacy);
+  CHECK(kl.host.stack == HostStack::MegatronLocal);
+  CHECK(kl.layer.fwd.host_s == doctest::Approx(386e-6 * f));
+  CHECK(kl.layer.fwd.kernels == doctest::Approx(24));
+  CHECK(kl.host.loss_syncs == 0);
+}
+
+TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the step's level-1 timers") {
+  // Megatron's Timer.start()/stop() call torch.cuda.synchronize() (megatron/timers.py). At level 2 the forward pass is
+  // wrapped by forward-compute and batch-generator (4 syncs: 3 before its kernels, 1 after), the backward by
+  // backward-compute (2); level 1 adds 11 step timers (22 syncs, host.cpp) and the logging of the active timers every
+  // log step: one all-gather (25 µs) + its copy to the CPU (20 µs) + a TensorBoard scalar per timer (14 at pp1:
+  // 14·20 = 280 µs), i.e. 325 µs per log step — the tiny scenario keeps Megatron-LM's default log interval of 100
+  // steps: 3.25 µs per step. For the tiny model (tp1 pp1, one micro-batch: one forward and one backward pass) the
+  // host does
+  //   (4 + 2 + 22)·20 µs + 325 / 100 µs = 560 + 3.25 = 563.25 µs × f
+  // more, and each timer sync first waits for the GPU to drain (a few µs of GPU tail in this launch-bound step).
+  const Scenario sc = tiny();
+  Scenario timed = sc;
+  timed.train.timing_log_level = 2;
+  const StepCosts k = compute_step_costs(timed);
+  CHECK(k.host.timer_syncs_fwd == 4);
+  CHECK(k.host.timer_syncs_bwd == 2);
+  const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
+  const double added = evaluate(timed).step_time_s - evaluate(sc).step_time_s;
+  CHECK(sc.train.log_interval == 100);
+  CHECK(added >= 563.25e-6 * f * (1 - 1e-9));
+  CHECK(added <= 563.25e-6 * f + 50e-6);
+  // Level 0 (Megatron-LM's default) adds nothing.
+  Scenario zero = sc;
+  zero.train.timing_log_level = 0;
+  CHECK(evaluate(zero).step_time_s == doctest::Approx(evaluate(sc).step_time_s));
+}
+
 TEST_CASE("host: a layer whose kernels are shorter than their launches is launch-bound through the engine") {
   // The tiny model's GPU work per pass is a few µs per kernel against ≈ 30 µs × f of issue per kernel (395 µs / 12
   // kernels forward): the GPU waits for every launch, so the step is the host's chain of issue — Σ of the host costs

@@ -14,15 +14,23 @@ namespace {
 
 const std::string kModels = std::string(PARSIM_TEST_DATA) + "/models/";
 
-// Mixtral 8x7B (h 4096, 32 layers, 8 experts of 14336, top-2) on H100s, seq 4096, mbs 1, bf16, Megatron zero1.
-Scenario mixtral(const std::string& plan, int gpus_per_node = 0, double imbalance = 1.0, double capacity = 0) {
+// Mixtral 8x7B (h 4096, 32 layers, 8 experts of 14336, top-2) on H100s, seq 4096, mbs 1, gbs 64, bf16, balanced
+// routing (--moe-imbalance 1).
+ScenarioInput mixtral_input(const std::string& plan) {
   ScenarioInput in;
   in.model = kModels + "mixtral-8x7b-v0.1.config.json";
   in.plan = plan;
-  in.gpus_per_node = gpus_per_node;
   in.train.seq = 4096;
   in.train.mbs = 1;
   in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  return in;
+}
+
+// The same with `gpus_per_node`, routing imbalance and capacity factor, resolved (Megatron zero1 when the plan says).
+Scenario mixtral(const std::string& plan, int gpus_per_node = 0, double imbalance = 1.0, double capacity = 0) {
+  ScenarioInput in = mixtral_input(plan);
+  in.gpus_per_node = gpus_per_node;
   in.train.moe_imbalance = imbalance;
   in.train.moe_capacity_factor = capacity;
   return resolve_scenario(in);
@@ -244,13 +252,7 @@ TEST_CASE("MoE: the alltoall dispatcher sorts the received chunks by local exper
   // 8,192 pairs, h = 4,096, e = 2 B → 4 · 8,192 · 4,096 · 2 = 268,435,456 B more forward than flex (2 kernels more),
   // twice that backward (4 kernels more). With one local expert (ep8) there is nothing to sort.
   auto with = [](const std::string& plan, MoeDispatcher d) {
-    ScenarioInput in;
-    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-    in.plan = plan;
-    in.train.seq = 4096;
-    in.train.mbs = 1;
-    in.train.gbs = 64;
-    in.train.moe_imbalance = 1.0;
+    ScenarioInput in = mixtral_input(plan);
     in.train.moe_dispatcher = d;
     return resolve_scenario(in);
   };
@@ -276,16 +278,7 @@ Scenario with_modules(ScenarioInput in, const std::string& modules) {
   }
   return resolve_scenario(in);
 }
-ScenarioInput mixtral_ep8() {
-  ScenarioInput in;
-  in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-  in.plan = "tp1pp1dp8ep8";
-  in.train.seq = 4096;
-  in.train.mbs = 1;
-  in.train.gbs = 64;
-  in.train.moe_imbalance = 1.0;
-  return in;
-}
+ScenarioInput mixtral_ep8() { return mixtral_input("tp1pp1dp8ep8"); }
 }  // namespace
 
 TEST_CASE("selective recompute by module, MoE layer: layernorm, moe_act, moe re-run their forward in the backward") {
@@ -408,13 +401,7 @@ TEST_CASE("MoE expert MLP paths: TEGroupedMLP (one cuBLAS GEMM per expert, 4 str
   // --moe-fused-grouped-mlp (TE's CuTe-DSL fused grouped MLP, Megatron-Bridge cutedsl_fused_grouped_mlp) is one launch
   // over all local experts and applies the activation in the FC1 epilogue (its gradient in FC2's dgrad epilogue).
   auto with = [](const std::string& plan, bool fused) {
-    ScenarioInput in;
-    in.model = kModels + "mixtral-8x7b-v0.1.config.json";
-    in.plan = plan;
-    in.train.seq = 4096;
-    in.train.mbs = 1;
-    in.train.gbs = 64;
-    in.train.moe_imbalance = 1.0;
+    ScenarioInput in = mixtral_input(plan);
     in.train.moe_fused_grouped_mlp = fused;
     return resolve_scenario(in);
   };
@@ -449,4 +436,120 @@ TEST_CASE("MoE expert MLP paths: TEGroupedMLP (one cuBLAS GEMM per expert, 4 str
     const double act = memory_bound_time_s(hw, 8192.0 * 3 * 14336 * 2, 1);
     CHECK(pt.fwd.compute_s - pf.fwd.compute_s == doctest::Approx(te_gemms - fused_gemms + act));
   }
+}
+
+namespace {
+// GPT-OSS-120B (tests/data/models/gpt-oss-120b.config.json: h 2,880, 64 heads of head_dim 64, 8 KV heads, 128
+// experts of 2,880, top-4, biases, sliding window 128 on the even layers) on H100s, seq 4096, mbs 1, balanced routing.
+Scenario gpt_oss(const std::string& plan, bool fused = false) {
+  ScenarioInput in;
+  in.model = kModels + "gpt-oss-120b.config.json";
+  in.plan = plan;
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  in.train.moe_fused_grouped_mlp = fused;
+  return resolve_scenario(in);
+}
+}  // namespace
+
+TEST_CASE("sliding-window attention: the whole 128 × 128 tiles the kernel visits, at its short key loop") {
+  // GPT-OSS layer 0 (sliding, w = 128) vs layer 1 (full): the same GEMMs and elementwise work, so their forward and
+  // backward compute differ by the attention core alone.
+  // Sliding: 32 query blocks of 128 over s = 4,096; block 0 visits key tile 0 (1 tile), block j ≥ 1 visits tiles
+  // ⌊(128j − 127)/128⌋ = j − 1 to j (2 tiles): 1 + 31 · 2 = 63 tiles of 128 × 128 = 1,032,192 (query, key) pairs
+  // (the pair count of AttentionShape::forward_flops is 4,096 · (128 − 128²/8,192) = 516,096: the tiles compute 2×).
+  // FLOPs 2 · b · heads · 2d · pairs = 2 · 1 · 64 · 128 · 1,032,192 = 16,911,433,728; keys per query block
+  // 63 · 128 / 32 = 252 (integer), the non-causal curves (the masked edges are in the counted tiles).
+  // Full: the causal count 4 · 4,096² · 64 · 64 / 2 = 137,438,953,472 at s_kv 4,096 with the causal efficiency.
+  const Scenario sc = gpt_oss("tp1pp1dp8ep8");
+  const Hardware hw = megatron_compute(sc.hw);
+  const LayerKind sliding = sc.model.layer(0), full = sc.model.layer(1);
+  REQUIRE(sliding.attention == AttentionKind::Sliding);
+  REQUIRE(full.attention == AttentionKind::Full);
+  const PassCosts ps = layer_costs(context(sc, hw), sliding), pf = layer_costs(context(sc, hw), full);
+  const Precision p = Precision::BF16;
+  const double tiles_flops = 16911433728.0, full_flops = 137438953472.0;
+  CHECK(2.0 * 64 * 128 * (63.0 * 128 * 128) == tiles_flops);
+  CHECK(4.0 * 4096 * 4096 * 64 * 64 / 2 == full_flops);
+  const double d_fwd = attention_fwd_time_s(hw, full_flops, 4096, 64, p, true) -
+                       attention_fwd_time_s(hw, tiles_flops, 252, 64, p, false);
+  const double d_bwd = attention_bwd_time_s(hw, full_flops, 4096, 64, p, true) -
+                       attention_bwd_time_s(hw, tiles_flops, 252, 64, p, false);
+  CHECK(pf.fwd.compute_s - ps.fwd.compute_s == doctest::Approx(d_fwd));
+  CHECK(pf.bwd.compute_s - ps.bwd.compute_s == doctest::Approx(d_bwd));
+  // The short key loop costs: per FLOP the window runs slower than the full layer (ramp 252/(252 + s_half) vs
+  // 4,096/(4,096 + s_half)), and its time is above the pair count's at the full-sequence efficiency.
+  CHECK(attention_fwd_time_s(hw, tiles_flops, 252, 64, p, false) >
+        attention_fwd_time_s(hw, 516096.0 * 2 * 64 * 128, 4096, 64, p, true));
+}
+
+TEST_CASE("MoE expert biases on the TEGroupedMLP path: b·p per local expert outside the GEMM; fused path: none") {
+  // GPT-OSS on tp1 ep8: 16 local experts, R = 4,096 · 4 = 16,384 routed pairs per rank (balanced), FC2 output
+  // h = 2,880. TEGroupedMLP._apply_bias with the alltoall dispatcher (16-bit probabilities): 6 accesses of 2 B per
+  // element of R × h = 6 · 16,384 · 2,880 · 2 =
+  // 566,231,040 B and 2 · 16 + 1 = 33 kernels forward; the elementwise backward twice the bytes and 2 kernels per
+  // forward kernel. The same model without biases differs by exactly that (FC1's bias rides in the fused
+  // bias-activation; the attention biases are in the GEMM epilogues).
+  const Scenario with_bias = gpt_oss("tp1pp1dp8ep8");
+  REQUIRE(with_bias.model.expert_bias);  // GptOssExperts: gate_up_proj_bias, down_proj_bias
+  Scenario no_bias = with_bias;
+  no_bias.model.expert_bias = false;
+  const Hardware hw = megatron_compute(with_bias.hw);
+  const LayerKind kind = with_bias.model.layer(1);
+  const PassCosts pb = layer_costs(context(with_bias, hw), kind), pn = layer_costs(context(no_bias, hw), kind);
+  const double bytes = 6.0 * 16384 * 2880 * 2;
+  CHECK(bytes == 566231040.0);
+  CHECK(pb.fwd.compute_s - pn.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, bytes, 33)));
+  CHECK(pb.bwd.compute_s - pn.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, 2 * bytes, 66)));
+  // With the flex dispatcher the probabilities are fp32 (DeepEP / HybridEP require it): b·p and the sum are fp32 and
+  // cast back: (4 + (2 + 8) + 8 + (4 + 2)) = 28 B per element, 16,384 · 2,880 · 28 = 1,321,205,760 B, 34 kernels.
+  {
+    Scenario fb = with_bias, fn = no_bias;
+    fb.train.moe_dispatcher = MoeDispatcher::Flex;
+    fn.train.moe_dispatcher = MoeDispatcher::Flex;
+    const double flex_bytes = 16384.0 * 2880 * 28;
+    CHECK(flex_bytes == 1321205760.0);
+    CHECK(layer_costs(context(fb, hw), kind).fwd.compute_s - layer_costs(context(fn, hw), kind).fwd.compute_s ==
+          doctest::Approx(memory_bound_time_s(hw, flex_bytes, 34)));
+  }
+  // The fused grouped MLP scales and adds the bias in its GEMM epilogue (TE GroupedLinear bias prob scaling).
+  const Scenario fused = gpt_oss("tp1pp1dp8ep8", true);
+  Scenario fused_nb = fused;
+  fused_nb.model.expert_bias = false;
+  CHECK(layer_costs(context(fused, hw), kind).fwd.compute_s ==
+        doctest::Approx(layer_costs(context(fused_nb, hw), kind).fwd.compute_s));
+}
+
+TEST_CASE("--moe-a2a-overlap: the first forward and the last backward run alone and expose their exchanges") {
+  // Mixtral tp1pp1dp16ep8 with gbs 64: 4 micro-batches per replica. Megatron-Core combined_1f1b.py runs F0 alone,
+  // then (B0, F1), (B1, F2), (B2, F3), then B3 alone; a pass with a partner hides its token exchanges behind the
+  // partner's compute (PassCost::ep_overlap_s, its SMs' share in compute: comm_compute_slowdown × that time), a pass
+  // alone exposes them. So over the step the exposed ep time is
+  //   4 · 32 · (fwd.ep_exposed + bwd.ep_exposed)  +  32 · (fwd.ep_overlap + bwd.ep_overlap)
+  // (32 layers; the count exchange before the dispatch stays exposed in every forward).
+  ScenarioInput in;
+  in.model = kModels + "mixtral-8x7b-v0.1.config.json";
+  in.plan = "tp1pp1dp16ep8";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  in.train.moe_a2a_overlap = true;
+  const Scenario sc = resolve_scenario(in);
+  in.train.moe_a2a_overlap = false;
+  const Scenario plain = resolve_scenario(in);
+  const Hardware hw = megatron_compute(sc.hw);
+  const LayerKind kind = sc.model.layer(0);
+  const PassCosts po = layer_costs(context(sc, hw), kind), pp = layer_costs(context(plain, hw), kind);
+  REQUIRE(po.fwd.ep_overlap_s > 0);
+  REQUIRE(po.bwd.ep_overlap_s > 0);
+  CHECK(po.fwd.ep_exposed_s + po.fwd.ep_overlap_s == doctest::Approx(pp.fwd.ep_exposed_s));
+  CHECK(po.fwd.compute_s - pp.fwd.compute_s ==
+        doctest::Approx(hw.gpu.compute.comm_compute_slowdown * po.fwd.ep_overlap_s));
+  const StepReport r = evaluate(sc);
+  const double expected = 4 * 32 * (po.fwd.ep_exposed_s + po.bwd.ep_exposed_s) +
+                          32 * (po.fwd.ep_overlap_s + po.bwd.ep_overlap_s);
+  CHECK(r.exposed_by_kind_s[Axis::ep] == doctest::Approx(expected).epsilon(1e-6));
 }

@@ -264,6 +264,8 @@ inline std::vector<CvSplit> host_bound_splits(const std::vector<CvRow>& rows, co
       {"pipeline", "pp1", "pp2-4", [](const Scenario& sc) { return sc.plan.pp == 1; }},
       {"host CPU", "DGX H100 (Xeon)", "DGX A100 (EPYC) + GB200 (Grace)",
        [](const Scenario& sc) { return sc.hw.node.host_time_factor == 1.0; }},
+      {"transformer impl", "transformer_engine", "local spec", [](const Scenario& sc) { return !sc.train.local_layers; }},
+      {"deterministic mode", "--deterministic", "not deterministic", [](const Scenario& sc) { return sc.train.deterministic; }},
   };
   std::vector<CvSplit> out;
   for (const Rule& rule : kRules) {

@@ -163,41 +163,59 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //
   // Bound asserted: the accuracy the MoE model reaches, not issue 10's target (mean ≤ 12 %, none beyond 25 %), which it
   // does not meet. Measured at this commit (build/tests/parsim_accuracy --data tests/data/validation/moe.csv): mean
-  // |err| 18.6 % over 24 rows, worst E0014 −44.4 %, signed −15.2 %; by source S42 (26.04.01, unfused path) 20.9 %,
-  // S55 (26.06, fused path) 19.0 %, S40 14.2 %, S41 11.3 %, S49 13.7 %; 7 rows beyond 25 %. History: 24.2 % (16 rows)
-  // before the MoE host inventory, the per-layer device→host sync, the host cost of every layer kind and the MTP
-  // module; 18.5 → 18.1 % with the alltoall dispatcher's chunk sort; 18.6 % after the host refit on S54, the shared
-  // NICs and the recipes' recompute modules; 18.6 → 18.6 % (16 rows; E0004 11.5 → 11.6 %) with the double-counted sort
-  // kernels removed (kMoeKernelsFwd 9 → 7); 18.6 → 18.4 % (16 rows) with TEGroupedMLP priced as one cuBLAS GEMM per
-  // local expert on TE's 4 streams (Qwen3 rows +0.5 to +0.8 %, DeepSeek-V3 B200 +0.2 %, GPT-OSS +0.4 to +1.4 %).
+  // |err| 17.7 % over 24 rows, worst E0014 −37.9 %, signed −13.4 %; by source S42 (26.04.01, unfused path) 20.3 %,
+  // S55 (26.06, fused path) 16.2 %, S40 15.6 %, S41 13.0 %, S49 14.5 %; 6 rows beyond 25 % (E0014, E0019, E0023,
+  // E0010, E0008, E0020). History: 24.2 % (16 rows) before the MoE host inventory, the per-layer device→host sync, the
+  // host cost of every layer kind and the MTP module; 18.5 → 18.1 % with the alltoall dispatcher's chunk sort; 18.6 %
+  // after the host refit on S54, the shared NICs and the recipes' recompute modules; 18.6 → 18.4 % (16 rows) with
+  // TEGroupedMLP priced as one cuBLAS GEMM per local expert on TE's 4 streams; 18.6 → 19.1 % (24 rows) when the
+  // cross-validated sustained_megatron rose 0.785 → 0.795 (cv2: the validation rows on their own clusters; moe.csv is
+  // not in the fit and moved with it, E0014 −44.4 → −45.1 %). moe5: 19.1 → 18.5 % with sliding-window attention
+  // priced as the whole 128 × 128 tiles the flash kernel visits at its short key loop (GPT-OSS's w = 128 layers: 2 key
+  // tiles per query block) and --moe-a2a-overlap run as MCore's combined 1F1B (the first forward and the last
+  // backward — with pipelining the warm-up and cool-down passes — alone, their exchanges exposed; a hidden exchange's
+  // kernels slowing the partner's compute by comm_compute_slowdown); 18.5 → 17.7 % with the expert biases of
+  // TEGroupedMLP (experts.py _apply_bias: b·p per local expert outside the GEMM, in fp32 with the flex dispatchers'
+  // fp32 probabilities; GPT-OSS only; none on the fused path). Per row (9a70cde → this commit, which includes main's
+  // host3 work and the refit sustained_megatron 0.795 → 0.790, attn_causal_efficiency 0.740 → 0.750: those move the
+  // other rows by ≤ 0.3 %): GPT-OSS E0014 −45.1 → −37.9 %, E0015 −27.5 → −24.0 %, E0016 −29.5 → −24.6 %, E0019
+  // −38.8 → −33.0 %, E0020 −34.1 → −25.2 %; the a2a-overlap rows: E0007 (DeepSeek-V3 B200, PP 8 VP 2: 22 warm-up
+  // forwards alone on stage 0) +8.9 → +19.7 %, E0017 +2.1 → +6.4 %, E0013 −17.7 → −14.2 %, E0024 −11.0 → −6.7 %,
+  // E0021 −13.5 → −8.9 %, E0022 −9.7 → −4.0 %.
   // What the two paths show (S42 vs S55, the same systems and layouts one container apart):
   //  - Qwen3 and DeepSeek-V3 on GB200: 26.04.01 (TEGroupedMLP, partial TE graphs, token-count sync) measured 10.04 s
   //    (E0008), 23.08 s (E0011), 15.40 s (E0006); 26.06 (fused grouped MLP, full-iteration graphs, a2a overlap,
-  //    fp8 attention) 6.44 s (E0021), 17.77 s (E0024), 13.19 s (E0017). parsim with each row's path: 7.56 / 23.77 /
-  //    16.51 s and 5.67 / 16.06 / 13.69 s — the fused rows within 12 %; the unfused Qwen3 rows stay 19–25 % fast
+  //    fp8 attention) 6.44 s (E0021), 17.77 s (E0024), 13.19 s (E0017). parsim with each row's path: 7.49 / 23.75 /
+  //    16.31 s and 5.87 / 16.58 / 14.03 s — the fused rows within 10 %; the unfused Qwen3 rows stay 20–25 % fast
   //    (E0008, E0009, E0012): what the 26.04.01 stack loses beyond the per-expert GEMMs and the sync it models (its
   //    partial-graph scopes attn / moe_router / moe_preprocess, per-kernel costs of the unfused path) is not
-  //    published, so no constant is fitted to it.
-  //  - GPT-OSS 120B is 27–44 % fast on BOTH paths (E0014–E0016 unfused, E0019–E0020 fused; B300 E0020 is TEGroupedMLP
-  //    too): its gap is not the MoE execution path. Its attention (sinks, 128-token windows on half the layers, head
-  //    dim 64) runs in cuDNN kernels whose speed parsim does not know; the attention of the full layers is ≈ 0.26 s of
-  //    E0019's 1.76 s prediction, the measured step 2.83 s. (NVIDIA's 26.06.01 GPT-OSS regression, 18,304 vs 28,947
-  //    tokens/s/GPU, is cudnn-frontend issue 256: the fused grouped GEMM's backward dGLU kernel became 10× slower —
-  //    not sink attention, as this comment said before.)
-  //  - Qwen3 30B-A3B on 16 H100 with EP 16 over two nodes (hybridep): −28.5 % (E0010, 26.04.01) and −29.6 % (E0023,
-  //    26.06, the same recipe): the inter-node HybridEP exchange at one sequence per micro-batch.
-  //  - Mixtral 8x22B at seq 65,536 (E0003 −16.4 %, E0005 −11.0 %): attention and the CP ring dominate; S40's dense
-  //    B200 rows run −13.6 % too (blackwell.csv). DeepSeek-V3 on B300 (E0018, +17.6 %) and B200 (E0007, +10.0 %): PP 8
-  //    without the recipes' custom pipeline layouts.
-  // With the validation rows on their own clusters (cv2: examples/hardware/jean-zay-a100.json, eleuther-a100-40gb.json,
-  // meta-grand-teton-h100.json) the cross-validated sustained_megatron rose 0.785 → 0.795 (hardware/calibration.json):
-  // every Megatron-Core step ≈ 1.3 % faster, and moe.csv (mostly too fast already, not in the fit) moved with it: 18.6 → 19.1 % (24 rows; S42 21.1 %, S55 19.3 %), E0014 −44.4 → −45.1 %;
-  // the bounds follow by that much.
+  //    published, so no constant is fitted to it. (Blackwell dense rows of the same sources run 9–19 % fast as well,
+  //    blackwell.csv: part of this is shared, not MoE.)
+  //  - GPT-OSS 120B is 24–38 % fast on BOTH paths (E0014–E0016 unfused, E0019 fused, E0020 TEGroupedMLP on B300): its
+  //    gap is not the MoE execution path, and not its attention either: the full layers' attention core is ≈ 0.27 s
+  //    of E0019's 1.90 s prediction (measured 2.83 s), the sliding layers' ≈ 0.05 s with the tile count above, and
+  //    cuDNN's fused attention does run sinks (softmax_type learnable, cuDNN ≥ 9.13.1), windows and head dim 64
+  //    (TransformerEngine fused_attn.cpp backend checks). At head dim 64 on Blackwell the softmax's exponentials
+  //    (16 per clock per SM, FlashAttention-4 paper) bound the forward at half the tensor-core rate; parsim's
+  //    head-dim factor (0.81, FA3 on H100) leaves ≈ 1.2× of that forward unpriced — ≈ 15 ms of E0019, too little to
+  //    matter. NVIDIA's model FLOPs (26.06: 943 TFLOP/s at 28,947 tokens/s/GPU = 32.6 GFLOP/token) equal parsim's
+  //    active-FLOP count (32.6), so the FLOPs are right and the measured speed (≈ 20 % MFU in bf16 on H100, B200 and
+  //    GB200 alike) is what is not explained. (NVIDIA's 26.06.01 GPT-OSS regression, 18,304 vs 28,947 tokens/s/GPU, is
+  //    cudnn-frontend issue 256: the fused grouped GEMM's backward dGLU kernel became 10× slower.)
+  //  - Qwen3 30B-A3B on 16 H100 with EP 16 over two nodes (hybridep): −28.4 % (E0010, 26.04.01) and −29.5 % (E0023,
+  //    26.06, the same recipe). parsim prices one exchange at ≈ 0.38 ms (the larger of its RDMA and NVLink legs); the
+  //    RDMA leg carries 16.8 MB per GPU (4,096 tokens × 2,048 × 2 B, one copy per remote node), 0.39 ms at the 43 GB/s
+  //    "bottleneck bandwidth" DeepEP publishes for internode EP 16 on H800 + 400 Gb/s CX7 (deepseek-ai/DeepEP README):
+  //    the exchange is priced at the measured bulk rate, and 4 KB tokens in one stream per peer are not a message-rate
+  //    regime. What else the inter-node HybridEP path costs on H100 is not published.
+  //  - Mixtral 8x22B at seq 65,536 (E0003 −18.7 %, E0005 −13.6 %): attention and the CP ring dominate; S40's dense
+  //    B200 rows run −13.6 % too (blackwell.csv). DeepSeek-V3 on B300 (E0018, +16.3 %) and B200 (E0007, +19.7 %): PP 8
+  //    without the recipes' custom pipeline layouts ('Et*4|(t*4|)*14tmL').
   // The bounds below guard against regressions; tighten them as the model improves. moe.csv is not in the
   // cross-validation fit (no constant is fitted to MoE rows; README "Mixture of experts in the step" gives the
   // leave-one-source-out figures with moe.csv added to the fit).
-  constexpr double kMoeMeanBound = 0.195;
-  constexpr double kMoeRowBound = 0.46;
+  constexpr double kMoeMeanBound = 0.185;
+  constexpr double kMoeRowBound = 0.40;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
@@ -313,8 +331,6 @@ TEST_CASE("validation: every run that really trained is reported as fitting (iss
   //    activations are over-counted. Since the rows name their 96 GB HBM2e GPUs (examples/hardware/
   //    meta-grand-teton-h100.json, 89.4 GiB instead of the h100 preset's 79.2) H0015–H0017 (128 GPUs: FSDP shards the
   //    model state 16× finer) fit and are no longer exceptions;
-  //  - B0017 does not simulate (pp16 × vpp8 chunks for 126 layers: Megatron counts the embedding and the loss as
-  //    pipeline layers, parsim does not).
   const std::set<std::string> known = {"B0016", "H0008", "H0009", "H0010"};
   int rows = 0, fitting = 0;
   for (const char* file : {"megatron_deepspeed_a100.csv", "blackwell.csv", "nvidia_hopper_2025.csv", "amd_mi300.csv",
@@ -323,10 +339,6 @@ TEST_CASE("validation: every run that really trained is reported as fitting (iss
     for (const auto& r : evaluate_runs(runs)) {
       const std::string& id = r.run->row_id();
       CAPTURE(id);
-      if (id == "B0017") {
-        CHECK_FALSE(r.ok);
-        continue;
-      }
       REQUIRE(r.ok);
       ++rows;
       fitting += r.report.memory.fits ? 1 : 0;
@@ -340,8 +352,9 @@ TEST_CASE("validation: every run that really trained is reported as fitting (iss
       CHECK(r.report.memory.fits);
     }
   }
-  // 24 + 35 (B0017 left out) + 29 + 3 + 5 = 96 rows; all but the 4 known exceptions fit.
-  CHECK(rows == 96);
+  // 24 + 36 + 29 + 3 + 5 = 97 rows (B0017 simulates since it states its recipe's --account-for-embedding-in-pipeline-split
+  // --account-for-loss-in-pipeline-split: 126 + 2 layers over pp16 × vpp8); all but the 4 known exceptions fit.
+  CHECK(rows == 97);
   CHECK(fitting >= rows - static_cast<int>(known.size()));
   std::printf("runs reported as fitting: %d of %d (known exceptions %zu)\n", fitting, rows, known.size());
 }
@@ -371,7 +384,8 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // runs of a 12 × 512 GPT (and two 32 × 4096) on 8 A100 / H100 / GB200, 53 ms – 7.6 s per step with 6–160 ms of GPU
   // work; and small_models.csv, llm.c and nanoGPT GPT-2 runs on one 8-GPU node (GPU-bound at their micro-batches of
   // 12–64). Bounds: what the model reaches with the one fitted host factor (hardware/calibration.json), not the issue's
-  // 10 % — S53 18 % mean after this commit (19 % before), small_models 22 %:
+  // 10 % — S53 16.4 % mean (17.5 % before the local-spec rows said so, 19 % before deterministic mode's fills were
+  // counted), small_models 23 %:
   //   - S53 mean |error| ≤ 20 %, and its error does not grow with tensor parallelism the way the held-out small-model
   //     family's did before the host was simulated (tp1 −32 % → tp8 −71 %): the tp ≥ 2 rows' mean signed error stays
   //     within ±20 %, as do the tp1 rows';
@@ -405,21 +419,31 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // tests/data/validation/megatron_ci_2023.csv (S54): 27 Megatron-LM Selene CI runs of 2023-24 of the same 12 × 512
   // GPT on 8 DGX A100 — legacy fp16, Megatron-Core local spec and one TE run, tp1-4, pp1-4, vpp3 — the second
   // host-bound source. Predicted with the factor fitted on S53 alone (2.65) they were 30.4 % off (+23.5 % signed,
-  // parsim too slow); with both in the fit (2.46): mean |error| 23.8 %, worst L0026 +57.1 % (Megatron-Core local tp4pp1), signed mean +14.8 %. Bounds: mean ≤ 25 %, every row
-  // simulates and none is beyond 60 % (the Megatron-Core local-spec rows, priced with TE's module costs, are the worst).
+  // parsim too slow); with both in the fit (2.46): mean |error| 23.8 %, worst L0026 +57.1 %, signed mean +14.8 %; the
+  // four interleaved legacy rows (L0008-L0011) −27 to −31 %. Since the rows state what ran — --transformer-impl local
+  // for the 9 Megatron-Core local-spec runs (torch linears, not TE modules) and --timing-log-level 2 for all (a
+  // torch.cuda.synchronize() at the start and stop of forward-compute, batch-generator and backward-compute around every
+  // pass, megatron/core/pipeline_parallel/schedules.py @88ddc36ec7, and of the level-1 step timers) — at 2.465: mean
+  // 21.3 %, worst L0026 +50.9 %, signed +21.2 %, the interleaved rows −1 to +10 % (the syncs couple the stages'
+  // hosts, as the batched p2p's synchronize does without interleaving). Bounds: mean ≤ 23 %, every row simulates and
+  // none is beyond 60 %, the interleaved rows' mean signed error within ±15 %.
   const std::vector<PublishedRun> ci23 = load_published_runs(dir + "megatron_ci_2023.csv");
   CHECK(ci23.size() == 27);
-  double abs23 = 0;
-  int n23 = 0;
+  double abs23 = 0, vpp_sum = 0;
+  int n23 = 0, vpp_n = 0;
   for (const auto& r : evaluate_runs(ci23)) {
     CAPTURE(r.run->row_id());
     REQUIRE(r.ok);
     abs23 += std::fabs(r.error);
     ++n23;
+    if (parse_plan(r.args.plan).vpp > 1) vpp_sum += r.error, ++vpp_n;
     CHECK(std::fabs(r.error) <= 0.60);
   }
-  std::printf("S54: %d rows, mean |err| %.1f %%\n", n23, 100 * abs23 / n23);
-  CHECK(abs23 / n23 <= 0.25);
+  std::printf("S54: %d rows, mean |err| %.1f %%; interleaved rows mean signed %+.1f %% (%d rows)\n", n23,
+              100 * abs23 / n23, 100 * vpp_sum / std::max(1, vpp_n), vpp_n);
+  CHECK(abs23 / n23 <= 0.23);
+  REQUIRE(vpp_n == 5);
+  CHECK(std::fabs(vpp_sum / vpp_n) <= 0.15);
 
   const std::vector<PublishedRun> small = load_published_runs(dir + "small_models.csv");
   const std::vector<RowResult> sres = evaluate_runs(small);

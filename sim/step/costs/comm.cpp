@@ -155,9 +155,20 @@ void add_ep_comm(const CostContext& c, PassCost& p, double total, double hideabl
   double hidden = t.moe_shared_expert_overlap ? std::min(hideable, shared_s) : 0.0;
   // Megatron-Core's batch-level EP overlap (--overlap-moe-expert-parallel-comm, MCore 0.14): the token exchanges of
   // one micro-batch's layer run while another micro-batch's layer computes in the other direction (the merged
-  // forward/backward of the 1F1B steady state); what the other pass's compute cannot cover stays exposed. The
-  // warm-up and cool-down passes, which have no partner, are treated like the steady state [D, a lower bound].
-  if (t.moe_a2a_overlap) hidden = std::max(hidden, std::min(hideable, other_pass_s));
+  // forward/backward of the 1F1B steady state); what the other pass's compute cannot cover stays exposed. While
+  // hidden, the exchange's kernels hold SMs the partner's compute would use (HybridEP/DeepEP run on a fixed SM
+  // budget — Megatron-Bridge's GPT-OSS recipe sets moe_hybridep_num_sms = 16 of 148 —, NCCL on one CTA per
+  // channel): the partner's compute is slower by comm_compute_slowdown × the hidden time, as for the F&B pairs of
+  // overlap_pair below (charged to this pass: every pass of the steady state has a partner). The passes a stage runs
+  // alone — combined_1f1b.py: "The forward step for the first microbatch is executed alone, no a2a overlapping", and
+  // the last backward — expose the hidden part again (PassCost::ep_overlap_s, lower/pipeline.cpp).
+  if (t.moe_a2a_overlap) {
+    const double before = hidden;
+    hidden = std::max(hidden, std::min(hideable, other_pass_s));
+    const double behind_partner = hidden - before;
+    p.ep_overlap_s += behind_partner;
+    p.compute_s += c.hw.gpu.compute.comm_compute_slowdown * behind_partner;
+  }
   p.ep_exposed_s += total - hidden;
 }
 

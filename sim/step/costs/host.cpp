@@ -54,10 +54,11 @@ constexpr double kCublas = 4.0;        // one cuBLAS(Lt) GEMM or TE kernel launc
 constexpr double kFsdpHook = 100.0;    // FSDP per-unit pre/post hook Python [P14: 0.1–1 ms per unit in FSDP2]
 
 HostStack host_stack(const TrainingConfig& t) {
-  // Megatron-Core issues Transformer Engine's fused modules; the 2021–23 Megatron-LM / Megatron-DeepSpeed stack
-  // (--stack megatron-legacy) its local implementation (unfused ops, TorchScript fusions); the rest PyTorch eager.
+  // Megatron-Core issues Transformer Engine's fused modules, or with --transformer-impl local its own (local spec);
+  // the 2021–23 Megatron-LM / Megatron-DeepSpeed stack (--stack megatron-legacy) its local implementation (unfused
+  // ops, TorchScript fusions); the rest PyTorch eager.
   switch (t.stack) {
-    case Stack::Megatron: return HostStack::MegatronCoreTE;
+    case Stack::Megatron: return t.local_layers ? HostStack::MegatronCoreLocal : HostStack::MegatronCoreTE;
     case Stack::MegatronLegacy: return HostStack::MegatronLocal;
     default: return HostStack::PyTorchEager;
   }
@@ -115,17 +116,25 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       L.wgrad += {kBwdRatio * (kTeLnLinear + kTeLinear), 4 + bias_red, 0};
       break;
     }
+    case HostStack::MegatronCoreLocal:
     case HostStack::MegatronLocal: {
       // Legacy ParallelTransformerLayer (local implementation) [C1 tensor_parallel/layers.py]: fused LayerNorm ×2,
       // column-parallel QKV and FC1 as matmul + bias add (2 kernels each), row-parallel proj and FC2 with
       // skip_bias_add, bias-dropout-add ×2 and bias-GeLU as TorchScript fusions, unfused RoPE ≈ 12 ops.
+      // Megatron-Core's local spec (gpt_layer_specs.py get_gpt_layer_local_spec → LocalSpecProvider [C1]) has the
+      // same modules — FusedLayerNorm, ColumnParallelLinear / RowParallelLinear through
+      // LinearWithGradAccumulationAndAsyncCommunication, DotProductAttention (unfused: baddbmm, FusedScaleMaskSoftmax,
+      // dropout, bmm) — with its fusions as jit_fuser = torch.compile functions (megatron/core/jit.py, torch ≥ 2.2):
+      // one compiled call each, and an RNG-seed kernel per dropout fusion as in the TE spec; RoPE through the fused
+      // apply_rotary_pos_emb (--apply-rope-fusion, the default; TE's fused kernel, 1 per q and k) as in the TE spec.
+      const bool core = st == HostStack::MegatronCoreLocal;
       f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
-      f += {3 * kScripted, 3, 0};
-      if (rope) f += {12 * kOp, 12, 0};
+      f += core ? Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0} : Piece{3 * kScripted, 3, 0};
+      if (rope) f += core ? Piece{2 * kOp, 2, 0} : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
-      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * kScripted) + kLayerGlue,
-                  2 * 2 + 4 + 3 + 2 + (rope ? 12.0 : 0), 0};
+      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * (core ? kCompiled : kScripted)) + kLayerGlue,
+                  2 * 2 + 4 + 3 + 2 + (rope ? (core ? 2.0 : 12.0) : 0), 0};
       L.wgrad += {kBwdRatio * 2 * (kTorchLinear + 10), 4 + 4, 0};
       break;
     }
@@ -232,6 +241,7 @@ void add_host(PassCost& dst, const PassCost& h) {
 const char* host_stack_name(HostStack s) {
   switch (s) {
     case HostStack::MegatronCoreTE: return "megatron-core-te";
+    case HostStack::MegatronCoreLocal: return "megatron-core-local";
     case HostStack::MegatronLocal: return "megatron-local";
     case HostStack::PyTorchEager: return "pytorch-eager";
   }
@@ -271,10 +281,18 @@ HostModel host_model(const Scenario& sc) {
     h.data_sync = st == HostStack::MegatronLocal && t > 1;
     // Megatron-Core validates the loss twice per micro-batch (torch.isnan / isinf through
     // rerun_state_machine.validate_result, a device→host sync each; --check-for-nan-in-loss-and-grad, default on).
-    h.loss_syncs = st == HostStack::MegatronCoreTE ? 2 : 0;
+    h.loss_syncs = megatron_core(st) ? 2 : 0;
     // Non-interleaved pipelines batch each send/recv and call torch.cuda.synchronize() after it
     // (p2p_communication.py batch_p2p_sync; overlap_p2p_comm is forced off without virtual stages).
     h.p2p_sync = p > 1 && sc.plan.vpp == 1;
+    // --timing-log-level 2: Timer.start() and Timer.stop() each call torch.cuda.synchronize() (megatron/timers.py,
+    // megatron/core/timers.py [C1]) for the level-2 timers around every pass: forward-compute and, inside the forward
+    // step, batch-generator (pretrain_gpt.py forward_step); backward-compute (schedules.py forward_step /
+    // backward_step). Four syncs per forward pass (three before its kernels, one after), two per backward.
+    if (tr.timing_log_level >= 2) {
+      h.timer_syncs_fwd = 4;
+      h.timer_syncs_bwd = 2;
+    }
   } else {
     h.data_s = kData * kUs * h.factor;
     // FSDP: per sharded unit and collective, the pre/post hooks and the copy-in/copy-out kernels [C5, P14].
@@ -351,6 +369,9 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   }
   if (etp > 1) f.colls += 2;
   f += {2 * linear + 2 * per_gemm_groups * kCublas + act_ops * kOp, 2 * per_gemm_groups + act_ops, 0};  // grouped MLP
+  // Expert biases on the TEGroupedMLP path (layer.cpp expert_bias_work): the FC2 output split by expert, b·p and the
+  // add per local expert, the concatenation and the cast back — Python ops each.
+  if (!fused && (m.expert_bias || m.has_ffn_bias())) f += {(2 * local + 3) * kOp, 2 * local + 1 + (flex ? 1 : 0), 0};
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
   I.fwd = f;
@@ -471,7 +492,10 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // Head: final norm, output linear, cross-entropy on fp32 logits — Megatron's vocab-parallel cross-entropy ≈ 15 ops
   // forward and 6 backward with 3 all-reduces of per-token scalars over TP [§7.1, C1]; loss masking and reduction
   // ≈ 8 ops. With TP + SP the head input is gathered forward and reduce-scattered backward.
-  const double lin = meg ? kTeLinear : kTorchLinear;
+  // The output layer is Megatron's own ColumnParallelLinear in every Megatron spec (megatron/core/models/gpt/gpt_model.py
+  // GPTModel.output_layer = tensor_parallel.ColumnParallelLinear [C1]), not a Transformer Engine module: a torch
+  // matmul through Megatron's linear autograd function, as the local spec's linears.
+  const double lin = meg ? kTorchLinear + 10 : kTorchLinear;
   Piece hf{kOp + lin + 23 * kOp, 1.0 + 1 + 23, 0};
   if (t > 1) hf.colls += 3 + (sc.train.sp ? 1 : 0);
   Piece hb{kBwdRatio * (kOp + lin) + 6 * kOp, 2.0 + 2 + 6, 0};
@@ -526,7 +550,7 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
   if (meg) {
     // finish_grad_sync: a NaN check (norm + .item()) per gradient bucket (check_for_nan_in_grad, default on with
     // --check-for-nan-in-loss-and-grad) — Megatron-Core only.
-    if (h.stack == HostStack::MegatronCoreTE) {
+    if (megatron_core(h.stack)) {
       const double grad_bytes = (m.layers * k.layer_params / P) * grad_wire_bytes(pl.sharding, tr.precision);
       const int buckets = std::max(1, static_cast<int>(std::ceil(grad_bytes / tr.bucket_bytes)));
       h.grad_check_syncs = buckets;
@@ -536,10 +560,20 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
     // unscale + found-inf all-reduce + .item() (optimizer.py). Counted as host work around one sync each.
     h.pre_step_syncs = 1 + (tr.precision == Precision::FP16 ? 1 : 0);
     h.pre_step_s = h.pre_step_syncs * (kColl + kSync + 3 * kOp) * kUs * h.factor;
+    // --timing-log-level ≥ 1: the level-1 timers, each a synchronize at start and at stop (the start also a barrier
+    // with --barrier-with-L1-time, Megatron's default) — forward-backward (schedules.py), all-grads-sync,
+    // layernorm-grads-all-reduce and embedding-grads-all-reduce (finalize_model_grads), optimizer and its six phases
+    // (copy-to-main-grad, unscale-and-check-inf, clip-main-grad, count-zeros, inner-step, copy-main-to-model-params;
+    // training.py train_step, optimizer/optimizer.py step [C1 @88ddc36ec7]): 11 timers, 22 syncs before and around
+    // the update, counted with the pre-step drain (after the first they find the device drained).
+    if (tr.timing_log_level >= 1) {
+      h.pre_step_syncs += 22;
+      h.pre_step_s += 22 * kSync * kUs * h.factor;
+    }
     // After the step (Megatron-Core training.py): update_successful and the grad norm reduced across the
     // model-parallel group, a tiny all-reduce and a sync each; optional counters; the training log every
     // log_interval steps (loss .item(), timers with 2 barriers and 2 synchronizes, ≈ 30 TensorBoard scalars).
-    int syncs = h.stack == HostStack::MegatronCoreTE ? 2 : 0;
+    int syncs = megatron_core(h.stack) ? 2 : 0;
     double us = syncs * (2 * kOp + kColl + kSync);
     if (tr.log_num_zeros_in_grad) {
       syncs += 1;
@@ -550,6 +584,14 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
       us += multi_tensor_launches(tensors_all, m.layers * k.layer_params, 1) * kOp + tensors_all * kParamPython + kColl + kSync;
     }
     us += (3 * kSync + 2 * kColl + 30 * kTbScalar + 300) / tr.log_interval;
+    // The active timers are logged every log step: their min/max over ranks (one all-gather and a copy to the CPU,
+    // timers.py _get_elapsed_time_all_ranks) and, with --log-timers-to-tensorboard (as the CI runs set), a TensorBoard
+    // scalar each — 11 timers at level 1, + forward-compute, backward-compute, batch-generator and the 6 p2p timers
+    // at level 2.
+    if (tr.timing_log_level >= 1) {
+      const double timers = 11 + (tr.timing_log_level >= 2 ? 3 + (P > 1 ? 6 : 0) : 0);
+      us += (kColl + kSync + timers * kTbScalar) / tr.log_interval;
+    }
     if (tr.log_interval == 1) syncs += 3;
     h.post_step_syncs = syncs;
     h.post_step_s = us * kUs * h.factor;

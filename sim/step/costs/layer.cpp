@@ -23,6 +23,7 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   host_s += o.host_s;
   kernels += o.kernels;
   host_wait_s += o.host_wait_s;
+  ep_overlap_s += o.ep_overlap_s;
   return *this;
 }
 
@@ -38,6 +39,7 @@ PassCost PassCost::operator-(const PassCost& o) const {
   p.host_s -= o.host_s;
   p.kernels -= o.kernels;
   p.host_wait_s -= o.host_wait_s;
+  p.ep_overlap_s -= o.ep_overlap_s;
   return p;
 }
 
@@ -53,6 +55,7 @@ PassCost PassCost::scaled(double k) const {
   p.host_s *= k;
   p.kernels *= k;
   p.host_wait_s *= k;
+  p.ep_overlap_s *= k;
   return p;
 }
 
@@ -94,6 +97,35 @@ SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSpli
           2};
 }
 
+// Expert biases on the TEGroupedMLP path (models with "bias": GPT-OSS). Megatron-Core experts.py TEGroupedMLP
+// _apply_bias (a329dd6da5, 2025-09 "Enable bias in expert mlp [gpt-oss 5/5]", until the packed-bias path of
+// 883533e049, 2026-08 — the 26.04.01 and 26.06 containers run it): FC2 returns its bias apart and, because each pair's
+// output must be scaled by its routing probability, the bias is applied outside the GEMM, per local expert: the FC2
+// output is split by expert and each piece becomes t + b·p (two kernels: b·p materialised, then the add), the pieces
+// are concatenated and cast back to the activation type — per element of the FC2 output [R × h], with p_b the bytes
+// of the product's type: write b·p (p_b), read t and b·p and write the sum (e + 2·p_b), read and write the
+// concatenation (2·p_b), and where the product is wider than e a cast (p_b + e). The probabilities are fp32 with the
+// flex dispatchers (token_dispatcher.py: "DeepEP only supports float32 probs", "HybridEP only supports float32
+// probs"), so the product is fp32: 4 + 10 + 8 + 6 = 28 B at e = 2; with the alltoall dispatcher they keep the
+// router's 16-bit type: 6·e = 12 B. 2 kernels per local expert + the concatenation (+ the cast) forward; the
+// backward's mul and reduction kernels follow the generic 2× of the elementwise backward. FC1's bias goes into the
+// fused bias-activation kernel (bias_activation_fusion), no pass of its own. The fused grouped MLP
+// (--moe-fused-grouped-mlp: TE GroupedLinear ops with bias prob scaling, TransformerEngine 580e7aa28, 2026-04)
+// scales and adds it in the GEMM epilogue: none there. [D, counted from the code path.]
+struct ExpertBiasWork {
+  double bytes = 0;
+  int kernels = 0;
+};
+ExpertBiasWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
+  const ModelSpec& m = sc.model;
+  const int local = std::max(1, m.experts / std::max(1, split.ep));
+  const double e = activation_element_bytes(sc.train.precision);
+  const double pb = sc.train.moe_dispatcher == MoeDispatcher::Flex ? std::max(4.0, e) : e;
+  const bool cast = pb > e;
+  const double per_element = pb + (e + 2 * pb) + 2 * pb + (cast ? pb + e : 0.0);
+  return {per_element * lw.routed_tokens_received * static_cast<double>(m.hidden), 2 * local + 1 + (cast ? 1 : 0)};
+}
+
 // The routed experts' GEMM of one role (fc1 or fc2, forward or a gradient) over `groups` local experts of one shape.
 // TEGroupedMLP (Megatron-Core experts.py over Transformer Engine GroupedLinear, the default): one cuBLAS GEMM per local
 // expert, issued round-robin on TE's compute streams (transformer_engine/common/util/multi_stream.cpp
@@ -108,6 +140,44 @@ double routed_gemm_s(const Hardware& hw, const TrainingConfig& tr, int groups, s
   const int full = groups / kTeGemmStreams, rest = groups % kTeGemmStreams;
   return full * grouped_gemm_time_s(hw, kTeGemmStreams, m, n, k, tr.precision) +
          (rest > 0 ? grouped_gemm_time_s(hw, rest, m, n, k, tr.precision) : 0.0);
+}
+
+// A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
+// flash_fwd_launch_template.h: run_mha_fwd_hdim64 / hdim128 use 128-query × 128-key tiles — FlashAttention-3's
+// hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
+// ⌊max(0, j·M − w + 1)/N⌋ to ⌊(j·M + M − 1)/N⌋; Megatron passes window_size (w − 1, 0), GPT-OSS w = 128): every
+// visited tile is computed whole (the band's edges are masked inside it), so a query block of M = 128 with w = 128
+// computes 2 key tiles — 256 keys per query where the pair count (AttentionShape::forward_flops) has ≈ 128 — and
+// the kernel's key loop is that short: its efficiency follows the sequence ramp of the attention curves at the keys
+// one query block visits, not at s_kv (the per-tile prologue and epilogue are amortised over 2 tiles, not s/128).
+// Summed exactly over the query blocks of the whole sequence (the first blocks visit fewer tiles); a CP rank holding
+// s_q = s/c load-balanced queries does 1/c of it. The tiles are counted explicitly, so the non-causal curves apply
+// (attn_causal_efficiency is the diagonal-tile waste and imbalance of a causal s² kernel). keys_per_block 0: not a
+// window narrower than the sequence (the causal full-sequence count applies). [D, FA2/FA3 tile sizes.]
+constexpr std::int64_t kAttnTileQ = 128, kAttnTileK = 128;
+struct WindowTiles {
+  double flops = 0;
+  std::int64_t keys_per_block = 0;
+};
+WindowTiles window_tiles(const AttentionShape& at) {
+  if (!at.causal || at.window <= 0 || at.window >= at.seq_kv) return {};
+  const std::int64_t s = at.seq_kv, w = at.window;
+  const std::int64_t blocks = (s + kAttnTileQ - 1) / kAttnTileQ;
+  std::int64_t tiles = 0;
+  for (std::int64_t j = 0; j < blocks; ++j) {
+    const std::int64_t first = std::max<std::int64_t>(0, j * kAttnTileQ - w + 1) / kAttnTileK;
+    const std::int64_t last = std::min(s - 1, j * kAttnTileQ + kAttnTileQ - 1) / kAttnTileK;
+    tiles += last - first + 1;
+  }
+  const double dims = at.v_head_dim > 0 ? static_cast<double>(at.head_dim + at.v_head_dim)
+                                        : 2.0 * static_cast<double>(at.head_dim);
+  // Pairs computed over the whole sequence: tiles · M · N, scaled to this rank's s_q of the s queries.
+  const double pairs = static_cast<double>(tiles) * kAttnTileQ * kAttnTileK *
+                       (static_cast<double>(at.seq_q) / static_cast<double>(s));
+  WindowTiles out;
+  out.flops = 2.0 * static_cast<double>(at.batch) * static_cast<double>(at.heads) * dims * pairs;
+  out.keys_per_block = std::max<std::int64_t>(kAttnTileK, (tiles * kAttnTileK) / blocks);
+  return out;
 }
 
 struct GemmTimes {
@@ -294,10 +364,16 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const double attn_flops = lw.attention.forward_flops();
   double attn_f = 0, attn_b = 0;
   if (tr.flash_attention) {
-    attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                  lw.attention.causal);
-    attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                  lw.attention.causal);
+    const WindowTiles win = window_tiles(lw.attention);
+    if (win.keys_per_block > 0) {  // a sliding window: the whole tiles the kernel computes, at its short key loop
+      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
+      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
+    } else {
+      attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                    lw.attention.causal);
+      attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
+                                    lw.attention.causal);
+    }
   } else {
     // Unfused attention (Megatron-LM before FlashAttention, 2022): batched GEMMs over b·a/t heads that compute the
     // full s×s scores (no causal skipping), with the s² tensor in HBM. Forward: S = QKᵀ, fused scale-mask-softmax
@@ -336,6 +412,11 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   if (fused_mlp) {
     elem_bytes_fwd -= lw.routed_tokens_received * (m.gated() ? 3.0 : 2.0) * act_fc2_k * act_bytes;
     moe_kernels -= 1;
+  }
+  if (moe && !fused_mlp && (m.expert_bias || m.has_ffn_bias())) {
+    const ExpertBiasWork eb = expert_bias_work(sc, lw, split);
+    elem_bytes_fwd += eb.bytes;
+    moe_kernels += eb.kernels;
   }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);

@@ -63,6 +63,7 @@ struct Scratch {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> cost_keys;
   std::vector<std::pair<int, int>> ranges;
   std::vector<TaskId> grad_tasks;
+  std::vector<std::uint8_t> alone;  // by position in a stage's order: runs without an a2a-overlap partner
   // The last schedules generated: the sweep asks for the same few again and again (the memory pre-check shares it).
   ScheduleCache schedules;
   ScheduleOrder custom;  // an explicit schedule (EvalOptions::schedule)
@@ -74,7 +75,8 @@ public:
       : sc_(sc), k_(k), out_(out), g_(out.graph), sh_(sharding_traits(sc.plan.sharding)),
         has_expert_dp_(k.has_expert_params && k.edp_group.size > 1), has_dp_(k.dp_group.size > 1 || has_expert_dp_),
         chunk_first_layer_(scratch.chunk_first_layer), segs_(scratch.segs), passes_(scratch.passes),
-        cost_keys_(scratch.cost_keys), ranges_(scratch.ranges), grad_tasks_(scratch.grad_tasks), scratch_(scratch) {}
+        cost_keys_(scratch.cost_keys), ranges_(scratch.ranges), grad_tasks_(scratch.grad_tasks), alone_(scratch.alone),
+        scratch_(scratch) {}
   void build(const ScheduleOrder* schedule);
 
 private:
@@ -108,6 +110,7 @@ private:
   std::vector<std::pair<std::uint64_t, std::uint32_t>>& cost_keys_;
   std::vector<std::pair<int, int>>& ranges_;
   std::vector<TaskId>& grad_tasks_;
+  std::vector<std::uint8_t>& alone_;
   Scratch& scratch_;
   const ScheduleOrder& sched() const { return *sched_ptr_; }
 
@@ -204,7 +207,9 @@ private:
   bool split_pass(int stage, const PipeOp& op) const;
   // The pass's segments (layer ranges, backward in reverse) and their costs, issued at program position j of the
   // stage's host program; `pair` (optional): how an F&B pair changes this pass (costs/comm.cpp overlap_pair).
-  void add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair);
+  // `alone`: with --moe-a2a-overlap, a pass the schedule runs without a partner of the other direction (its hidden
+  // token exchanges are exposed: PassCost::ep_overlap_s).
+  void add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair, bool alone = false);
   PassCost whole_pass_cost(int stage, const PipeOp& op) const;
   void add_pipe_recvs(int stage);
 

@@ -22,6 +22,7 @@ const char* host_part_name(HostPart p) {
     case HostPart::GradCheck: return "grad NaN check";
     case HostPart::PreStep: return "grad checks / found-inf / grad norm (sync)";
     case HostPart::PostStep: return "post-step reductions and logging";
+    case HostPart::TimerSync: return "timer synchronize (--timing-log-level 2)";
   }
   return "host";
 }
@@ -121,7 +122,7 @@ PassCost Builder::whole_pass_cost(int stage, const PipeOp& op) const {
   return c;
 }
 
-void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair) {
+void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOverlap* pair, bool alone) {
   const int vs = vstage(stage, op.chunk);
   const std::uint64_t base = op_key(j);
   const HostModel& h = k_.host;
@@ -132,6 +133,11 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
   const int n = k_.layers_per_chunk[vs];
   const int first = chunk_first_layer_[vs];
   const bool fwd = op.kind == PipeOp::Forward;
+  // --timing-log-level 2: the forward-compute / backward-compute timers (and batch-generator inside the forward) start
+  // with a torch.cuda.synchronize() before the pass and stop with one after it (HostModel::timer_syncs_*).
+  const int timer_syncs = fwd ? h.timer_syncs_fwd : h.timer_syncs_bwd;
+  if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
+    host_task(stage, (timer_syncs - 1) * h.sync_s, HostPart::TimerSync, base + kKeyData - 0x10, true, op.microbatch);
   const PassKind kind = static_cast<PassKind>(op.kind);
   std::vector<std::pair<int, int>>& ranges = ranges_;
   segment_layers(first, n, split_pass(stage, op), sh_.param_gather == ParamGather::PerLayer, ranges);
@@ -148,7 +154,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     const std::uint64_t range = one_kind ? static_cast<std::uint64_t>(layers)
                                          : static_cast<std::uint64_t>(lb) | (static_cast<std::uint64_t>(le) << 16);
     const std::uint64_t cost_key = (fwd ? 1u : 0u) | (range << 1) | (e.embedding ? 1ull << 40 : 0) |
-                                   (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44);
+                                   (e.head ? 1ull << 41 : 0) | (static_cast<std::uint64_t>(op.kind) << 44) |
+                                   (alone ? 1ull << 47 : 0);
     // An unpaired segment whose cost was composed before (same key: same inputs) takes it as it is.
     const std::uint32_t known = pair ? kNoCost : find_cost(cost_key);
     PassCost cost = known != kNoCost ? out_.costs[known]
@@ -165,6 +172,12 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     if (e.head) {
       if (known == kNoCost) cost += k_.head[kind];
       params += k_.head_params;
+    }
+    if (alone && known == kNoCost && cost.ep_overlap_s > 0) {
+      // No partner pass: the exchanges the batch-level overlap would hide run exposed, and hold no partner's SMs.
+      cost.ep_exposed_s += cost.ep_overlap_s;
+      cost.compute_s -= sc_.hw.gpu.compute.comm_compute_slowdown * cost.ep_overlap_s;
+      cost.ep_overlap_s = 0;
     }
     std::uint32_t cost_id;
     if (pair) {
@@ -198,6 +211,8 @@ void Builder::add_pass(int stage, const PipeOp& op, std::size_t j, const PairOve
     TaskId sync = host_task(stage, h.loss_syncs * h.sync_s, HostPart::LossSync, base + kKeyLoss, false, op.microbatch);
     g_.add_dep(segs_[ref.first + ref.count - 1].task, sync);
   }
+  if (timer_syncs > 0 && op.kind != PipeOp::BackwardWeight)
+    host_task(stage, h.sync_s, HostPart::TimerSync, base + kKeyLoss + 0x100, true, op.microbatch);
   // W needs its own B first (the output gradient it multiplies); the in-order stream keeps that unless a schedule
   // places W earlier, which is an error the engine would not see.
   if (op.kind == PipeOp::BackwardWeight) {
@@ -313,6 +328,24 @@ void Builder::build(const ScheduleOrder* schedule) {
   for (int s = 0; s < P_; ++s) {
     if (k_.host.step_begin_s > 0) host_task(s, k_.host.step_begin_s, HostPart::StepBegin, 0, false);
     const auto& order = sched()[s];
+    // --moe-a2a-overlap (Megatron-Core combined 1F1B, pipeline_parallel/combined_1f1b.py): a forward runs merged with
+    // the backward of another micro-batch that precedes or follows it directly in the stage's order — with one stage
+    // F0 alone, then (B0, F1), …, (B(m−2), F(m−1)), then B(m−1) alone; with pipelining the warm-up forwards and the
+    // cool-down backwards alone. Paired greedily in order: neighbours of opposite direction and different
+    // micro-batches.
+    alone_.assign(order.size(), 0);
+    if (sc_.train.moe_a2a_overlap && sc_.model.is_moe()) {
+      auto is_fwd = [](const PipeOp& o) { return o.kind == PipeOp::Forward; };
+      auto is_bwd = [](const PipeOp& o) { return o.kind == PipeOp::Backward || o.kind == PipeOp::BackwardInput; };
+      std::fill(alone_.begin(), alone_.end(), 1);
+      for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+        if (!alone_[i]) continue;
+        std::size_t k = i + 1;
+        while (k < order.size() && order[k].kind == PipeOp::BackwardWeight) ++k;
+        if (k >= order.size() || order[i].microbatch == order[k].microbatch) continue;
+        if ((is_fwd(order[i]) && is_bwd(order[k])) || (is_bwd(order[i]) && is_fwd(order[k]))) alone_[i] = alone_[k] = 0;
+      }
+    }
     for (std::size_t i = 0; i < order.size(); ++i) {
       if (order[i].overlapped_with_next && i + 1 < order.size()) {
         // An F&B pair: each pass's communication hides behind the other's compute (costs/comm.cpp overlap_pair).
@@ -321,7 +354,7 @@ void Builder::build(const ScheduleOrder* schedule) {
         add_pass(s, order[i + 1], i + 1, &b);
         ++i;
       } else {
-        add_pass(s, order[i], i, nullptr);
+        add_pass(s, order[i], i, nullptr, alone_[i] != 0);
       }
     }
   }
