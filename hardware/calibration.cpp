@@ -22,6 +22,7 @@ FittedConstants parse_calibration() {
   cal.attn_causal_efficiency = v("attn_causal_efficiency");
   cal.host_megatron = v("host_megatron");
   cal.host_pytorch = v("host_pytorch");
+  cal.gpu_speed_spread_pct = v("gpu_speed_spread_pct");
   return cal;
 }
 

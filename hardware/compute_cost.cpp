@@ -156,6 +156,18 @@ double attn_causal_fraction(const Hardware& hw) {
   return o > 0 ? o : hw.calib.attn_causal_efficiency;
 }
 
+double expected_max_std_normal(std::int64_t n) {
+  if (n <= 1) return 0.0;
+  const double nn = static_cast<double>(n);
+  const double q = 1.0 - (nn - 0.375) / (nn + 0.25);  // upper tail of Blom's plotting position, in (0, 0.5)
+  const double t = std::sqrt(-2.0 * std::log(q));
+  return t - (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1.0 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t);
+}
+
+double slowest_gpu_factor(const Hardware& hw, std::int64_t gpus) {
+  return 1.0 + hw.calib.gpu_speed_spread_pct / 100.0 * expected_max_std_normal(gpus);
+}
+
 double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
   return grouped_efficiency(hw, 1.0, m, n, k, p);
 }

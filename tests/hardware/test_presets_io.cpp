@@ -116,11 +116,12 @@ TEST_CASE("presets: the ten GPUs with their datasheet and measured numbers") {
   CHECK(gb.node.inter().bw_Bps_unidir == doctest::Approx(72 * 400e9 / 8 / 72));
   CHECK(gb.node.cpu == CpuVendor::Arm);
   CHECK(gb.gpu.peak_bf16 == doctest::Approx(2500e12));
-  // MI325X: MI300X's compute die (1,307.4 dense bf16), 256 GB HBM3E at 6 TB/s, MAMF 784.9.
+  // MI325X: MI300X's compute die (1,307.4 dense bf16), 256 GB HBM3E at 6 TB/s, AMD's measured bf16 MAF 843
+  // (hardware/data/amd_maf.csv).
   const Hardware m325 = resolve_hardware("mi325x");
   CHECK(m325.gpu.peak_bf16 == doctest::Approx(1307.4e12));
   CHECK(m325.gpu.hbm_bandwidth_Bps == doctest::Approx(6e12));
-  CHECK(m325.gpu.compute.gemm_ceiling == doctest::Approx(784.9 / 1307.4));
+  CHECK(m325.gpu.compute.gemm_ceiling == doctest::Approx(843.0 / 1307.4));
   CHECK(m325.node.intra().topology == IntraTopology::FullMesh);
   // MI355X: CDNA 4, 256 CUs, 2,516.6 dense bf16, MAMF 1,565; 7 Infinity Fabric links × 76.8 GB/s per direction.
   const Hardware m355 = resolve_hardware("mi355x");
@@ -293,9 +294,11 @@ TEST_CASE("presets: the measured GEMM ceilings of hardware/data (MAMF / datashee
   // hardware/data/matmul_ceiling.csv and matmul_ceiling_fp8.csv (stas00/ml-engineering MAMF table): each preset's
   // ceiling is its own GPU's measured best-shape TFLOP/s over the datasheet dense peak the preset states — not H100's
   // scaled. bf16: A100 267.9/312, H100/H200 792.1/989.4, B200 1745/2250, B300 1769/2250, GB200 1822/2500,
-  // MI300X 781.9/1307.4 (ROCm 6.2 row), MI325X 784.9/1307.4, MI355X 1565/2516.6. fp8: H100 1402.6/1978.9,
-  // H200 1453.4/1978.9, B200 3432.5/4500, B300 3353.3/4500, GB200 3615.6/5000; the AMD GPUs have no fp8 row: their
-  // own bf16 ceiling × H100's measured fp8/bf16 efficiency ratio (1402.6/1978.9)/(794.5/989.4) = 0.88265 [U].
+  // MI355X 1565/2516.6. fp8: H100 1402.6/1978.9, H200 1453.4/1978.9, B200 3432.5/4500, B300 3353.3/4500,
+  // GB200 3615.6/5000. MI300X and MI325X: both precisions from AMD's measured max-achievable FLOPs
+  // (hardware/data/amd_maf.csv: bf16 708 and 843 of 1307.4, fp8 1273 and 1519 of 2614.9), one library and method.
+  // MI355X has no fp8 row: its own bf16 ceiling × H100's measured fp8/bf16 efficiency ratio
+  // (1402.6/1978.9)/(794.5/989.4) = 0.88265 [U].
   struct Row {
     const char* gpu;
     double bf16, bf16_peak, fp8, fp8_peak;  // measured TFLOP/s and the preset's peak (fp8 0: derived, see above)
@@ -304,7 +307,7 @@ TEST_CASE("presets: the measured GEMM ceilings of hardware/data (MAMF / datashee
   for (const Row& c : {Row{"a100-80gb", 267.9, 312, 0, 0}, Row{"h100", 792.1, 989.4, 1402.6, 1978.9},
                        Row{"h200", 792.1, 989.4, 1453.4, 1978.9}, Row{"b200", 1745, 2250, 3432.5, 4500},
                        Row{"b300", 1769, 2250, 3353.3, 4500}, Row{"gb200", 1822, 2500, 3615.6, 5000},
-                       Row{"mi300x", 781.9, 1307.4, 0, 0}, Row{"mi325x", 784.9, 1307.4, 0, 0},
+                       Row{"mi300x", 708, 1307.4, 1273, 2614.9}, Row{"mi325x", 843, 1307.4, 1519, 2614.9},
                        Row{"mi355x", 1565, 2516.6, 0, 0}}) {
     CAPTURE(c.gpu);
     const Hardware h = resolve_hardware(c.gpu);

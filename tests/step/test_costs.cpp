@@ -69,7 +69,10 @@ TEST_CASE("recompute: full adds the whole forward, selective the attention core'
   CHECK(lw.attention.heads == 4);
   const double attn_f = attention_fwd_time_s(megatron_compute(sc.hw), lw.attention.forward_flops(), 4096, 128,
                                              Precision::BF16, true);
-  CHECK(sel.layer.bwd.compute_s - none.layer.bwd.compute_s == doctest::Approx(attn_f).epsilon(1e-9));
+  // Every compute time of the step runs at the slowest of the plan's 16 GPUs (slowest_gpu_factor, calibration.json's
+  // gpu_speed_spread_pct): the recomputed attention too.
+  const double slow = slowest_gpu_factor(sc.hw, 16);
+  CHECK(sel.layer.bwd.compute_s - none.layer.bwd.compute_s == doctest::Approx(attn_f * slow).epsilon(1e-9));
   // The forward does not change.
   CHECK(full.layer.fwd.compute_s == none.layer.fwd.compute_s);
   // Recompute precedes the input gradient: it lands in B, not in W.
@@ -88,7 +91,10 @@ TEST_CASE("GEMM work of a layer: forward, dgrad and wgrad from the shapes") {
   const LayerWork lw = layer_work(sc.model, 1, 4096, 1, 1, false, Precision::BF16);
   double wgrad = 0;
   for (const GemmShape& g : lw.gemms) wgrad += gemm_time_s(te, g.k, g.n, g.m, Precision::BF16);
-  CHECK(k.layer.bwd_weight.compute_s == doctest::Approx(wgrad + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+  // × the slowest of the plan's 16 GPUs (slowest_gpu_factor).
+  const double slow = slowest_gpu_factor(sc.hw, 16);
+  CHECK(k.layer.bwd_weight.compute_s ==
+        doctest::Approx((wgrad + te.gpu.compute.layer_overhead_s) * slow).epsilon(1e-12));
   // Llama-2-7B's layer: QKV 4096→3·4096, out 4096→4096, gate+up 4096→2·11008, down 11008→4096: 2·s·(4096·12288 +
   // 4096·4096 + 4096·22016 + 11008·4096) = 2·4096·(50.33M + 16.78M + 90.18M + 45.09M) = 1.6576 TFLOP per layer forward.
   double flops = 0;
@@ -103,10 +109,11 @@ TEST_CASE("embedding and LM head: costs and placement") {
   const StepCosts k = compute_step_costs(sc);
   const Hardware te = megatron_compute(sc.hw);
   const double A = 33554432.0;
+  const double slow = slowest_gpu_factor(sc.hw, 16);  // the slowest of the plan's 16 GPUs sets the compute
   CHECK(k.embed.fwd.compute_s ==
-        doctest::Approx(memory_bound_time_s(te, 2 * A, 2) + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+        doctest::Approx((memory_bound_time_s(te, 2 * A, 2) + te.gpu.compute.layer_overhead_s) * slow).epsilon(1e-12));
   CHECK(k.embed.bwd.compute_s ==
-        doctest::Approx(memory_bound_time_s(te, 3 * A, 2) + te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+        doctest::Approx((memory_bound_time_s(te, 3 * A, 2) + te.gpu.compute.layer_overhead_s) * slow).epsilon(1e-12));
   CHECK(k.embed.fwd.tp_s ==
         doctest::Approx(collective_time(te, Collective::AllReduce, A, group_shape(sc.plan, GroupKind::TP, 8)).time_s)
             .epsilon(1e-12));

@@ -52,7 +52,8 @@ inline std::vector<CvConstant> cv_constants() {
       {"fp8_training_fraction", &FittedConstants::fp8_training_fraction},
       {"attn_causal_efficiency", &FittedConstants::attn_causal_efficiency},
       {"host_megatron", &FittedConstants::host_megatron},
-      {"host_pytorch", &FittedConstants::host_pytorch}};
+      {"host_pytorch", &FittedConstants::host_pytorch},
+      {"gpu_speed_spread_pct", &FittedConstants::gpu_speed_spread_pct}};
   for (const auto& [name, field] : all) {
     const double lo = j.at(name).at("min").get<double>(), hi = j.at(name).at("max").get<double>();
     if (hi > lo) out.push_back({name, field, lo, hi});
@@ -69,7 +70,7 @@ struct CvRow {
   bool megatron_host = false;  // a Megatron host program (host_megatron): Megatron-Core or legacy Megatron-LM
   bool fp8 = false;
   bool host_bound = false;  // its prediction moves by more than kHostBoundShift across the host factor's range
-  mutable std::map<std::array<double, 6>, double> memo;  // prediction by the constants the row depends on
+  mutable std::map<std::array<double, 7>, double> memo;  // prediction by the constants the row depends on
 };
 
 // A row identifies the host factor when its predicted step changes by more than kHostBoundShift between factor 1 (the
@@ -110,6 +111,7 @@ inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
   if (field == &FittedConstants::fp8_training_fraction) return r.fp8;
   if (field == &FittedConstants::host_megatron) return r.megatron_host;
   if (field == &FittedConstants::host_pytorch) return !r.megatron_host;
+  if (field == &FittedConstants::gpu_speed_spread_pct) return r.sc && r.sc->plan.world() > 1;
   return true;  // attn_causal_efficiency
 }
 
@@ -118,10 +120,10 @@ inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
 inline double cv_predict(const CvRow& r, const FittedConstants& k) {
   if (!r.sc) return std::nan("");
   auto dep = [&](double FittedConstants::*f) { return row_depends(r, f) ? k.*f : 0.0; };
-  const std::array<double, 6> key = {dep(&FittedConstants::sustained_megatron), dep(&FittedConstants::sustained_pytorch),
+  const std::array<double, 7> key = {dep(&FittedConstants::sustained_megatron), dep(&FittedConstants::sustained_pytorch),
                                      dep(&FittedConstants::fp8_training_fraction),
                                      dep(&FittedConstants::attn_causal_efficiency), dep(&FittedConstants::host_megatron),
-                                     dep(&FittedConstants::host_pytorch)};
+                                     dep(&FittedConstants::host_pytorch), dep(&FittedConstants::gpu_speed_spread_pct)};
   if (auto it = r.memo.find(key); it != r.memo.end()) return it->second;
   Scenario sc = *r.sc;
   sc.hw.calib = k;

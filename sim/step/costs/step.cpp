@@ -38,6 +38,17 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
     for (int i = 0; i < L; ++i) row[i + 1] = row[i] + (m.layer(i) == kind ? 1 : 0);
   }
   edge_costs(c, out.embed, out.head);
+  // The slowest GPU sets a synchronous step: every rank waits for every other at least once per step (the gradient
+  // reduction; TP/CP/PP far more often), so the simulated rank computes at the slowest of the world's GPUs
+  // (hardware/compute_cost.cpp slowest_gpu_factor: chip-to-chip speed spread under power management, fitted σ).
+  if (const double slow = slowest_gpu_factor(hw, pl.world()); slow != 1.0) {
+    auto slow_down = [slow](PassCosts& p) {
+      for (PassCost* q : {&p.fwd, &p.bwd, &p.bwd_input, &p.bwd_weight}) q->compute_s *= slow;
+    };
+    for (LayerKindCosts& k : out.kinds) slow_down(k.pass);
+    slow_down(out.embed);
+    slow_down(out.head);
+  }
   out.host = host_model(sc);
   // The host's issue cost per kind: every kind's passes carry their own (range_cost sums the kinds' passes).
   for (LayerKindCosts& k : out.kinds) add_layer_host(c, out.host, k.pass, k.kind);
