@@ -142,6 +142,28 @@ double routed_gemm_s(const Hardware& hw, const TrainingConfig& tr, int groups, s
          (rest > 0 ? grouped_gemm_time_s(hw, rest, m, n, k, tr.precision) : 0.0);
 }
 
+// The routed experts' GEMMs of an MoE layer as layer_work lists them (models/flops.cpp routed_expert_gemms: fc1, fc2
+// per local expert, after every other GEMM): the shapes of fc1 and fc2 and how many local experts run them — the
+// groups of routed_gemm_s. None (groups 0) in a dense layer.
+struct RoutedGemms {
+  const GemmShape* fc1 = nullptr;
+  const GemmShape* fc2 = nullptr;
+  int groups = 0;
+};
+RoutedGemms routed_gemms(const LayerWork& lw) {
+  RoutedGemms r;
+  for (const GemmShape& g : lw.gemms) {
+    if (g.kind != GemmKind::RoutedExpert) continue;
+    if (std::strcmp(g.name, "expert_fc1") == 0) {
+      if (!r.fc1) r.fc1 = &g;
+      ++r.groups;
+    } else if (!r.fc2) {
+      r.fc2 = &g;
+    }
+  }
+  return r;
+}
+
 // A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
 // flash_fwd_launch_template.h: run_mha_fwd_hdim64 / hdim128 use 128-query × 128-key tiles — FlashAttention-3's
 // hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
@@ -227,26 +249,25 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
   const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
   // Forward time of the GEMMs selected by `pick` (the routed experts as two grouped GEMMs over the local experts, as
   // layer_costs times them), plus their fp8 input casts.
+  const RoutedGemms rg = routed_gemms(lw);
   auto gemms_fwd = [&](auto pick) {
     double time = 0, cast = 0;
-    int casts = 0, routed = 0;
-    const GemmShape* fc[2] = {nullptr, nullptr};
+    int casts = 0;
+    bool routed = false;
     for (const GemmShape& g : lw.gemms) {
       if (!pick(g)) continue;
       if (tr.precision == Precision::FP8)
         cast += cb * (static_cast<double>(g.m) * static_cast<double>(g.k) + static_cast<double>(g.k) * static_cast<double>(g.n));
       if (g.kind == GemmKind::RoutedExpert) {
-        const bool is_fc1 = std::string(g.name) == "expert_fc1";
-        if (!fc[is_fc1 ? 0 : 1]) fc[is_fc1 ? 0 : 1] = &g;
-        if (is_fc1) ++routed;
+        routed = true;
         continue;
       }
       time += gemm_time_s(hw, g.m, g.n, g.k, tr.precision);
       casts += 2;
     }
-    for (const GemmShape* g : fc)
-      if (g) {
-        time += routed_gemm_s(hw, tr, routed, g->m, g->n, g->k);
+    if (routed)
+      for (const GemmShape* g : {rg.fc1, rg.fc2}) {
+        time += routed_gemm_s(hw, tr, rg.groups, g->m, g->n, g->k);
         casts += 2;
       }
     if (casts > 0 && cast > 0) time += memory_bound_time_s(hw, cast, casts);
@@ -257,7 +278,7 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
   const double mlp_tp = moe && tr.sp && m.shared_experts == 0 ? 0.0 : tp_f / 2;
   auto k_of = [&](const char* name) -> double {
     for (const GemmShape& g : lw.gemms)
-      if (std::string(g.name) == name) return static_cast<double>(g.k);
+      if (std::strcmp(g.name, name) == 0) return static_cast<double>(g.k);
     return 0.0;
   };
   if (r.has(RecomputeModule::LayerNorm)) {
@@ -333,27 +354,20 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // shared experts separately (they can overlap the dispatch).
   GemmTimes dense, shared, routed;
   int routed_groups = 0, other_gemms = 0;
+  // (routed_gemm_s of one group is the plain GEMM.)
   auto time_of = [&](const GemmShape& g, int groups) {
-    if (groups == 1)
-      return GemmTimes{gemm_time_s(hw, g.m, g.n, g.k, tr.precision),
-                       gemm_time_s(hw, g.m, g.k, g.n, tr.precision),   // dX[m×k] = dY[m×n]·Wᵀ[n×k]
-                       gemm_time_s(hw, g.k, g.n, g.m, tr.precision)};  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
-    return GemmTimes{routed_gemm_s(hw, tr, groups, g.m, g.n, g.k), routed_gemm_s(hw, tr, groups, g.m, g.k, g.n),
-                     routed_gemm_s(hw, tr, groups, g.k, g.n, g.m)};
+    return GemmTimes{routed_gemm_s(hw, tr, groups, g.m, g.n, g.k),
+                     routed_gemm_s(hw, tr, groups, g.m, g.k, g.n),   // dX[m×k] = dY[m×n]·Wᵀ[n×k]
+                     routed_gemm_s(hw, tr, groups, g.k, g.n, g.m)};  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
   };
-  for (std::size_t i = 0; i < lw.gemms.size(); ++i) {
-    const GemmShape& g = lw.gemms[i];
-    if (g.kind == GemmKind::RoutedExpert) {
-      // Consecutive experts of one shape (fc1, fc2, fc1, fc2, …): group every fc1 and every fc2.
-      if (std::string(g.name) != "expert_fc1") continue;
-      int n = 0;
-      for (std::size_t j = i; j < lw.gemms.size(); ++j)
-        if (lw.gemms[j].kind == GemmKind::RoutedExpert && std::string(lw.gemms[j].name) == "expert_fc1") ++n;
-      routed += time_of(g, n);
-      routed += time_of(lw.gemms[i + 1], n);
-      routed_groups = 2;
-      break;
-    }
+  // The local experts' fc1s and fc2s, each one group (routed_gemms).
+  if (const RoutedGemms rg = routed_gemms(lw); rg.groups > 0) {
+    routed += time_of(*rg.fc1, rg.groups);
+    routed += time_of(*rg.fc2, rg.groups);
+    routed_groups = 2;
+  }
+  for (const GemmShape& g : lw.gemms) {
+    if (g.kind == GemmKind::RoutedExpert) continue;
     ++other_gemms;
     if (g.kind == GemmKind::SharedExpert) shared += time_of(g, 1);
     else dense += time_of(g, 1);
