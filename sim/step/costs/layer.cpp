@@ -78,6 +78,8 @@ namespace {
 // its inverse are 2 kernels more where the plan has them (alltoall_sort below; they were counted here as well as
 // there until moe4).
 constexpr int kMoeKernelsFwd = 7;
+// FlashAttention-2 / FlashAttention-1 kernel speed on the same problem (--attention flash1; sources where it is used).
+constexpr double kFlash2OverFlash1 = 2.0;
 
 // The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
 // moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
@@ -387,6 +389,17 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
                                     lw.attention.causal);
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal);
+    }
+    if (tr.flash_v1) {
+      // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
+      // class (or faster); FA2 is "around 2× faster than FlashAttention" on A100 at every sequence length and head
+      // size benchmarked (Dao 2023, arXiv 2307.08691, abstract and §4.1), and PyTorch's own switch of
+      // scaled_dot_product_attention from FA1 to FA2 measured "around 2x speedups" (PyTorch 2.2 release notes,
+      // pytorch.org/blog/pytorch2-2, Jan 2024). So PyTorch 2.0–2.1's SDPA runs each flash kernel at half the speed;
+      // the launch gap stays one.
+      const double gap = hw.gpu.compute.kernel_overhead_s;
+      attn_f = gap + kFlash2OverFlash1 * std::max(0.0, attn_f - gap);
+      attn_b = gap + kFlash2OverFlash1 * std::max(0.0, attn_b - gap);
     }
   } else {
     // Unfused attention (Megatron-LM before FlashAttention, 2022): batched GEMMs over b·a/t heads that compute the
