@@ -265,6 +265,18 @@ OptionTable<In> build_table() {
       },
       P | S));
   t.push_back(flag<In>(
+      "fused_residual_norm", "--fused-residual-norm",
+      "each residual add in one kernel with the norm that follows it (llm.c fused_residual_forward5, Liger's fused add "
+      "+ RMSNorm, torch.compile): the norm's separate read of the sum is gone",
+      [](In& x) { x.train.fused_residual_norm = true; }, [](const In& x) { return x.train.fused_residual_norm; },
+      P | S));
+  t.push_back(flag<In>(
+      "activation_epilogue", "--activation-epilogue",
+      "a plain (ungated) FFN activation computed in FC1's GEMM epilogue, its gradient in FC2's dgrad epilogue (cuBLASLt "
+      "GELU_AUX / DGELU epilogues, as llm.c runs them): no separate activation kernel reading the pre-activation",
+      [](In& x) { x.train.activation_epilogue = true; }, [](const In& x) { return x.train.activation_epilogue; },
+      P | S));
+  t.push_back(flag<In>(
       "cross_entropy_fusion", "--cross-entropy-fusion",
       "the LM head's softmax, cross-entropy and logit gradient as one kernel over the 16-bit logits (llm.c "
       "fused_classifier): 6 B per logit instead of 28 B through fp32 logits, and no fp32 logits held",

@@ -114,6 +114,9 @@ struct TrainingConfig {
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
   bool flash_v1 = false;              // with flash_attention: FlashAttention-1 kernels (PyTorch 2.0–2.1 SDPA), half
                                       // FlashAttention-2's speed (sim/step/costs/layer.cpp kFlash2OverFlash1)
+  bool fused_residual_norm = false;   // each residual add in one kernel with the norm after it (llm.c, Liger,
+                                      // torch.compile): the norm's read of the sum is gone (layer.cpp)
+  bool activation_epilogue = false;   // a plain FFN activation in FC1's cuBLASLt epilogue (llm.c): no separate read
   bool cross_entropy_fusion = false;  // the LM head's softmax, loss and logit gradient in one kernel over the
                                       // 16-bit logits (llm.c fused_classifier), no fp32 logits (edges.cpp)
   // Mixture-of-experts layers (issue 10; ignored by dense models).

@@ -187,3 +187,44 @@ TEST_CASE("FlashAttention-1 kernels run the flash curves at half speed; a fused 
   CHECK(k2.head.fwd.compute_s + k2.head.bwd.compute_s - kf.head.fwd.compute_s - kf.head.bwd.compute_s > 0.9e-3);
   CHECK(kf.layer.fwd.compute_s == k2.layer.fwd.compute_s);  // the layers do not change
 }
+
+TEST_CASE("a residual add fused with its norm and an activation in the GEMM epilogue save one read each") {
+  // gpt3-175b (h 12288, f 49152, GeLU, ungated, two norms per layer), seq 2048, mbs 1, bf16, one GPU (no slowest-of-N
+  // factor), the default Megatron stack; T = 2048 tokens, e = 2 B.
+  auto gpt3 = [](bool fused_norm, bool epilogue) {
+    ScenarioInput in;
+    in.model = "gpt3-175b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 2048;
+    in.train.gbs = 1;
+    in.train.fused_residual_norm = fused_norm;
+    in.train.activation_epilogue = epilogue;
+    return resolve_scenario(in);
+  };
+  const Scenario base = gpt3(false, false);
+  const StepCosts k0 = compute_step_costs(base), kn = compute_step_costs(gpt3(true, false)),
+                  ka = compute_step_costs(gpt3(false, true));
+  const Hardware te = megatron_compute(base.hw);
+  const double Bps = te.gpu.hbm_bandwidth_Bps * te.gpu.compute.hbm_efficiency;
+  // Residual + norm: 2 adds per layer, each saving the norm's read of the sum, T·h·e = 2048·12288·2 = 50,331,648 B:
+  // 100,663,296 B less forward, twice that backward (the elementwise backward moves 2× the forward's bytes); on H100
+  // (3,350 GB/s × 0.87) 34.5 µs and 69.1 µs.
+  const double norm_saved = 2.0 * 2048 * 12288 * 2;
+  CHECK(norm_saved == 100663296.0);
+  CHECK(k0.layer.fwd.compute_s - kn.layer.fwd.compute_s == doctest::Approx(norm_saved / Bps).epsilon(1e-6));
+  CHECK(k0.layer.bwd.compute_s - kn.layer.bwd.compute_s == doctest::Approx(2 * norm_saved / Bps).epsilon(1e-6));
+  CHECK(norm_saved / Bps == doctest::Approx(34.5e-6).epsilon(0.01));
+  // GeLU in FC1's epilogue: the activation kernel's read of the pre-activation, T·f·e = 2048·49152·2 = 201,326,592 B.
+  const double act_saved = 2048.0 * 49152 * 2;
+  CHECK(k0.layer.fwd.compute_s - ka.layer.fwd.compute_s == doctest::Approx(act_saved / Bps).epsilon(1e-6));
+  CHECK(k0.layer.bwd.compute_s - ka.layer.bwd.compute_s == doctest::Approx(2 * act_saved / Bps).epsilon(1e-6));
+  // A gated FFN (SwiGLU) has no cuBLASLt epilogue for its product of two GEMM outputs: nothing changes.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "tp1pp1dp1";
+  in.train.seq = 4096;
+  in.train.gbs = 1;
+  const StepCosts g0 = compute_step_costs(resolve_scenario(in));
+  in.train.activation_epilogue = true;
+  CHECK(compute_step_costs(resolve_scenario(in)).layer.fwd.compute_s == g0.layer.fwd.compute_s);
+}

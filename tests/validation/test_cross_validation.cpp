@@ -14,8 +14,8 @@
 // left the factor unidentified (it fell back to 1 and S53 was predicted at 59 %); with S54 each host-bound source is
 // predicted with the factor the other one sets. Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 9.7 % in sample, 11.0 % out of sample (10.2 /
-// 11.5 % before the llm.c, nanoGPT and llm-foundry rows stated their fused cross-entropy and FlashAttention-1; earlier
+// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 9.6 % in sample, 11.0 % out of sample (10.2 /
+// 11.5 % before the llm.c, nanoGPT and llm-foundry rows stated their fused kernels and FlashAttention-1; earlier
 // 11.0 / 12.4 %, 12.1 % before the host-bound rows stated their transformer implementation and timers, 15.2 % before S54); S53
 // 16.5 % in / 27.9 % out (58.9 % before S54), S54 21.3 % in / 34.1 % out (factor 2.74 without it, 1.98 without S53:
 // the two sources pull apart — further since the rows state their transformer implementation and S54 its

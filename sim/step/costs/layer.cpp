@@ -445,6 +445,21 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     elem_bytes_fwd += eb.bytes;
     moe_kernels += eb.kernels;
   }
+  // --fused-residual-norm: each residual add runs in one kernel with the norm that follows it (llm.c
+  // fused_residual_forward5; Liger's fused add + RMSNorm; Inductor fuses the add into the norm's reduction): read the
+  // residual and the branch output, write their sum and the normalised sum — the separate norm's read of the sum (h·e
+  // per hidden token) is gone, once per add (two per layer, one with a parallel attention + MLP residual).
+  if (tr.fused_residual_norm) {
+    const double hidden_tokens = tr.sp ? tokens_local / t : tokens_local;
+    elem_bytes_fwd -= (m.parallel_attention ? 1.0 : 2.0) * hidden_tokens * static_cast<double>(m.hidden) * act_bytes;
+  }
+  // --activation-epilogue: a plain (ungated) FFN activation computed in FC1's GEMM epilogue (cuBLASLt
+  // CUBLASLT_EPILOGUE_GELU_AUX_BIAS, as llm.c's matmul_forward_cublaslt runs it; its gradient in FC2's dgrad epilogue,
+  // CUBLASLT_EPILOGUE_DGELU): the GEMM writes the pre-activation for the backward beside its output, and the separate
+  // kernel's read of the pre-activation (f/t·e per token, layer_work's 2·f/t·e read + write) is gone.
+  if (tr.activation_epilogue && !moe && !m.gated()) {
+    elem_bytes_fwd -= tokens_local * static_cast<double>((m.ffn_hidden + t - 1) / t) * act_bytes;
+  }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
