@@ -94,8 +94,8 @@ ActivationOptions act_options(const Scenario& sc) {
   o.recompute_modules = sc.train.recompute_modules;
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
-  o.loss_upcasts_logits = (sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy) &&
-                          !sc.train.cross_entropy_fusion;  // a fused classifier keeps only the 16-bit logits
+  o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
+  o.fused_cross_entropy = sc.train.cross_entropy_fusion;  // the 16-bit logits alone
   o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
   return o;
 }
