@@ -390,7 +390,7 @@ OptionTable<In> build_table() {
       },
       P | S));
   t.push_back(flag<In>(
-      "no_grad_accum_fusion", "--no-gradient-accumulation-fusion",
+      "no_gradient_accumulation_fusion", "--no-gradient-accumulation-fusion",
       "Megatron --no-gradient-accumulation-fusion: the weight-gradient GEMMs write a fresh gradient that the DDP hook "
       "adds to main_grad (one more hook and add kernel per weight tensor); by default the GEMM accumulates in place",
       [](In& x) { x.train.no_grad_accum_fusion = true; }, [](const In& x) { return x.train.no_grad_accum_fusion; },
