@@ -60,7 +60,13 @@ struct PipelineSplit {
   int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers (0 = unset)
   bool account_for_embedding = false;  // --account-for-embedding-in-pipeline-split
   bool account_for_loss = false;       // --account-for-loss-in-pipeline-split
-  bool any() const { return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding || account_for_loss; }
+  // --pipeline-model-parallel-layout (Megatron-Core PipelineParallelLayerLayout): every virtual stage's layers spelled
+  // out, e.g. DeepSeek-V3's "Et*4|(t*4|)*14tmL" (plans/plan.hpp parse_pipeline_layout). Empty = unset.
+  std::string layout;
+  bool any() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding || account_for_loss ||
+           !layout.empty();
+  }
   friend bool operator==(const PipelineSplit&, const PipelineSplit&) = default;
 };
 
