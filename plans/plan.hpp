@@ -101,6 +101,11 @@ std::vector<int> layers_per_chunk(int layers, int pp, int vpp, const PipelineSpl
 // "Et*4|(t*4|)*14tmL" → 16 stages: Etttt, 14 × tttt, tmL. Returns one string of layer characters per virtual stage;
 // throws InputError naming the layout on an unknown character or a malformed repeat.
 std::vector<std::string> parse_pipeline_layout(const std::string& layout);
+// The one stored copy of a layout string (PipelineSplit::layout): the same pointer for equal strings, nullptr for
+// an empty one; thread-safe, kept for the life of the process.
+const std::string* intern_pipeline_layout(const std::string& layout);
+// layers_per_chunk's branch for split.layout (plans/pipeline_layout.cpp): the decoder layers of each virtual stage.
+std::vector<int> layout_layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split);
 // Layers held by each pipeline stage (sum over its vpp chunks).
 std::vector<int> layers_per_stage(int layers, int pp, int vpp);
 

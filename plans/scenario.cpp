@@ -353,10 +353,10 @@ OptionTable<In> build_table() {
       "every virtual pipeline stage's layers, Megatron-Core's layout string: stages separated by '|' of E embedding, "
       "t decoder layer, m MTP layer, L loss, with (…)*n and x*n repeats (e.g. DeepSeek-V3 pp8 vpp2: "
       "Et*4|(t*4|)*14tmL); the embedding on the first and the loss and MTP layers on the last virtual stage",
-      "even", [](In& x, const std::string& v) { x.train.split.layout = v; },
+      "even", [](In& x, const std::string& v) { x.train.split.layout = intern_pipeline_layout(v); },
       [](const In& x) -> std::optional<std::string> {
-        if (x.train.split.layout.empty()) return std::nullopt;
-        return x.train.split.layout;
+        if (!x.train.split.layout) return std::nullopt;
+        return *x.train.split.layout;
       },
       P));
   t.push_back(flag<In>(

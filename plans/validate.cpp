@@ -177,11 +177,11 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
       return std::string(e.what());
     }
     // Megatron-Core validate_layer_layout: the layout's MTP layers match the model's (mtp_num_layers).
-    if (!t.split.layout.empty()) {
-      const std::string& tail = parse_pipeline_layout(t.split.layout).back();
+    if (t.split.layout) {
+      const std::string tail = parse_pipeline_layout(*t.split.layout).back();
       const auto mtp = std::count(tail.begin(), tail.end(), 'm');
       if (mtp != m.mtp_layers)
-        return "pipeline layout '" + t.split.layout + "' holds " + S(mtp) + " MTP layers 'm'; " + model_name(m) +
+        return "pipeline layout '" + *t.split.layout + "' holds " + S(mtp) + " MTP layers 'm'; " + model_name(m) +
                " has " + S(m.mtp_layers);
     }
   } else if (chunks > m.layers)
