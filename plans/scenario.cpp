@@ -390,6 +390,23 @@ OptionTable<In> build_table() {
       },
       P | S));
   t.push_back(flag<In>(
+      "no_gradient_accumulation_fusion", "--no-gradient-accumulation-fusion",
+      "Megatron --no-gradient-accumulation-fusion: the weight-gradient GEMMs write a fresh gradient that the DDP hook "
+      "adds to main_grad (one more hook and add kernel per weight tensor); by default the GEMM accumulates in place",
+      [](In& x) { x.train.no_grad_accum_fusion = true; }, [](const In& x) { return x.train.no_grad_accum_fusion; },
+      P | S));
+  t.push_back(choice<In>(
+      "jit_fuser", "--jit-fuser",
+      "Megatron's jit_fuser (megatron/core/jit.py) for the bias-dropout-add and bias-activation fusions: torch.compile "
+      "with torch >= 2.2, torch.jit.script before (containers up to 24.01); megatron-legacy always uses TorchScript",
+      {"compile", "torchscript"}, "compile",
+      [](In& x, const std::string& v) { x.train.jit_torchscript = v == "torchscript"; },
+      [](const In& x) -> std::optional<std::string> {
+        if (!x.train.jit_torchscript) return std::nullopt;
+        return std::string("torchscript");
+      },
+      P | S));
+  t.push_back(flag<In>(
       "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
       "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",
       [](In& x) { x.train.log_num_zeros_in_grad = true; }, [](const In& x) { return x.train.log_num_zeros_in_grad; },

@@ -98,6 +98,37 @@ TEST_CASE("host: Megatron-Core's local spec issues torch linears and compiled fu
   CHECK(kl.host.loss_syncs == 0);
 }
 
+TEST_CASE("host: TorchScript fusions (jit_fuser before torch 2.2) and --no-gradient-accumulation-fusion") {
+  // --jit-fuser torchscript (megatron/core/jit.py @88ddc36ec7: jit_fuser = torch.jit.script below torch 2.2): the local
+  // spec's three fusions cost a TorchScript call (20 µs, host.cpp kScripted) instead of a compiled-function call
+  // (39 µs): forward 363 − 3·(39 − 20) = 363 − 57 = 306 µs (previous test's 363 µs), same 14 kernels (the tiny model
+  // has no dropout: no RNG-seed kernels either way). The backward re-enters each fusion at kBwdRatio = 2 × its forward:
+  // 2·57 = 114 µs less.
+  Scenario local = tiny();
+  local.train.local_layers = true;
+  Scenario script = local;
+  script.train.jit_torchscript = true;
+  const double f = local.hw.calib.host_megatron * local.hw.node.host_time_factor;
+  const StepCosts kc = compute_step_costs(local), ks = compute_step_costs(script);
+  CHECK(ks.layer.fwd.host_s == doctest::Approx(306e-6 * f));
+  CHECK(ks.layer.fwd.kernels == doctest::Approx(kc.layer.fwd.kernels));
+  CHECK(kc.layer.bwd.host_s - ks.layer.bwd.host_s == doctest::Approx(114e-6 * f));
+  // The TE spec's fusions follow the same jit_fuser: 395 − 57 = 338 µs forward (first test's 395 µs).
+  Scenario te_script = tiny();
+  te_script.train.jit_torchscript = true;
+  CHECK(compute_step_costs(te_script).layer.fwd.host_s == doctest::Approx(338e-6 * f));
+  // --no-gradient-accumulation-fusion: the tiny model's layer has 4 weights and 2 RMSNorm weights (no biases). With
+  // fusion (Megatron's default) only the 2 norm weights go through the DDP hook's main_grad.add_ (20 µs and 1 kernel
+  // each); without, all 6: 4 hooks more = 80 µs and 4 kernels in the weight-gradient half of the backward.
+  Scenario nofuse = tiny();
+  nofuse.train.no_grad_accum_fusion = true;
+  const StepCosts k0 = compute_step_costs(tiny()), k1 = compute_step_costs(nofuse);
+  CHECK(k1.layer.bwd_weight.host_s - k0.layer.bwd_weight.host_s == doctest::Approx(80e-6 * f));
+  CHECK(k1.layer.bwd_weight.kernels - k0.layer.bwd_weight.kernels == doctest::Approx(4));
+  CHECK(k1.layer.bwd.host_s - k0.layer.bwd.host_s == doctest::Approx(80e-6 * f));
+  CHECK(k1.layer.fwd.host_s == doctest::Approx(k0.layer.fwd.host_s));
+}
+
 TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the step's level-1 timers") {
   // Megatron's Timer.start()/stop() call torch.cuda.synchronize() (megatron/timers.py). At level 2 the forward pass is
   // wrapped by forward-compute and batch-generator (4 syncs: 3 before its kernels, 1 after), the backward by

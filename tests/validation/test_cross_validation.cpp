@@ -14,8 +14,11 @@
 // left the factor unidentified (it fell back to 1 and S53 was predicted at 59 %); with S54 each host-bound source is
 // predicted with the factor the other one sets. Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 11.0 % in sample, 12.4 % out of sample
-// (12.1 % before the host-bound rows stated their transformer implementation and timers, 15.2 % before S54); S53
+// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 10.0 % in sample, 11.2 % out of sample; S53
+// 16.6 % in / 24.3 % out, S54 17.9 % in / 30.1 % out (factor 2.63 without S54, 2.01 without S53, 2.37 on all) since
+// every CI row states --no-gradient-accumulation-fusion and S54's Megatron-Core rows their TorchScript jit_fuser
+// (docs/host-model.md §7.6). Before that: 10.2 % / 11.5 % (12.4 % before AMD's MI325X ceilings and the slowest-GPU
+// factor; 12.1 % before the host-bound rows stated their transformer implementation and timers, 15.2 % before S54); S53
 // 16.5 % in / 27.9 % out (58.9 % before S54), S54 21.3 % in / 34.1 % out (factor 2.74 without it, 1.98 without S53:
 // the two sources pull apart — further since the rows state their transformer implementation and S54 its
 // --timing-log-level 2, which made each source's own rows more consistent: in sample 17.6 → 16.5 % and 23.8 → 21.3 %,
@@ -23,7 +26,7 @@
 // DGX H100 ↔ A100 + GB200 18.7 % / 21.9 %, Transformer Engine ↔ local spec 17.8 % / 14.0 %, deterministic ↔ not
 // 17.5 % / 20.0 % out of sample. Asserted:
 //   - mean over sources of the out-of-sample error ≤ 15 %;
-//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 29 % out of sample, S54 ≥ 25 and ≤ 35 %;
+//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 26 % out of sample, S54 ≥ 25 and ≤ 32 %;
 //   - every other source: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
 //     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
 //     and S04 each set most of their stack's sustained fraction — without them Megatron 0.73, PyTorch 0.635 — and
@@ -56,12 +59,12 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
     CAPTURE(s.source);
     if (s.source == "S53") {
       CHECK(s.host_bound_rows >= 60);
-      CHECK(s.out_of_sample <= 0.29);
+      CHECK(s.out_of_sample <= 0.26);
       continue;
     }
     if (s.source == "S54") {
       CHECK(s.host_bound_rows >= 25);
-      CHECK(s.out_of_sample <= 0.35);
+      CHECK(s.out_of_sample <= 0.32);
       continue;
     }
     CHECK(s.host_bound_rows == 0);

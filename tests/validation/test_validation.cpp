@@ -425,8 +425,11 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // torch.cuda.synchronize() at the start and stop of forward-compute, batch-generator and backward-compute around every
   // pass, megatron/core/pipeline_parallel/schedules.py @88ddc36ec7, and of the level-1 step timers) — at 2.465: mean
   // 21.3 %, worst L0026 +50.9 %, signed +21.2 %, the interleaved rows −1 to +10 % (the syncs couple the stages'
-  // hosts, as the batched p2p's synchronize does without interleaving). Bounds: mean ≤ 23 %, every row simulates and
-  // none is beyond 60 %, the interleaved rows' mean signed error within ±15 %.
+  // hosts, as the batched p2p's synchronize does without interleaving). Since every CI row also states
+  // --no-gradient-accumulation-fusion and the 10 Megatron-Core rows --jit-fuser torchscript (torch 2.1 in pytorch:23.04:
+  // TorchScript fusions, megatron/core/jit.py @88ddc36ec7), at the refitted 2.37: mean 17.9 %, worst L0016 +41.5 %,
+  // signed +17.8 %. Bounds: mean ≤ 20 %, every row simulates and none is beyond 60 %, the interleaved rows' mean
+  // signed error within ±15 %.
   const std::vector<PublishedRun> ci23 = load_published_runs(dir + "megatron_ci_2023.csv");
   CHECK(ci23.size() == 27);
   double abs23 = 0, vpp_sum = 0;
@@ -441,7 +444,7 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   }
   std::printf("S54: %d rows, mean |err| %.1f %%; interleaved rows mean signed %+.1f %% (%d rows)\n", n23,
               100 * abs23 / n23, 100 * vpp_sum / std::max(1, vpp_n), vpp_n);
-  CHECK(abs23 / n23 <= 0.23);
+  CHECK(abs23 / n23 <= 0.20);
   REQUIRE(vpp_n == 5);
   CHECK(std::fabs(vpp_sum / vpp_n) <= 0.15);
 

@@ -105,14 +105,17 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
       // TEDotProductAttention, bias-dropout-add ×2 and bias-activation as jit_fuser = torch.compile functions.
       f += {2 * kTeLnLinear + 2 * kTeLinear, 6, 0};
-      f += {3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};  // + an RNG-seed kernel per dropout fusion
+      // + an RNG-seed kernel per dropout fusion under torch.compile; TorchScript (jit_fuser before torch 2.2, see the
+      // local spec below) one call and one kernel each.
+      const double fuse = tr.jit_torchscript ? kScripted : kCompiled;
+      f += tr.jit_torchscript ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
       if (rope) f += {2 * kOp, 2, 0};                  // TE fused RoPE on q and k
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
       // Backward: per TE linear dgrad and wgrad GEMMs (+ a bias-gradient reduction where the layer has biases),
       // norm backward 2 kernels each, the compiled fusions' backward 1 each, residual-gradient adds 2, RoPE 2.
       const double bias_red = (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
-      L.dgrad += {kBwdRatio * (kTeLnLinear + kTeLinear + 3 * kCompiled) + kLayerGlue, 4 + 4 + 3 + 2 + (rope ? 2.0 : 0), 0};
+      L.dgrad += {kBwdRatio * (kTeLnLinear + kTeLinear + 3 * fuse) + kLayerGlue, 4 + 4 + 3 + 2 + (rope ? 2.0 : 0), 0};
       L.wgrad += {kBwdRatio * (kTeLnLinear + kTeLinear), 4 + bias_red, 0};
       break;
     }
@@ -127,13 +130,17 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       // dropout, bmm) — with its fusions as jit_fuser = torch.compile functions (megatron/core/jit.py, torch ≥ 2.2):
       // one compiled call each, and an RNG-seed kernel per dropout fusion as in the TE spec; RoPE through the fused
       // apply_rotary_pos_emb (--apply-rope-fusion, the default; TE's fused kernel, 1 per q and k) as in the TE spec.
+      // Megatron-Core's jit_fuser is torch.jit.script before torch 2.2 (megatron/core/jit.py @88ddc36ec7, 2024-01:
+      // "nvFuser is deprecated in PyTorch JIT starting from 2.2"): the 2023–24 containers (pytorch:23.04, torch
+      // 2.1.0a0) ran the local spec's fusions as TorchScript, one call each and no separate RNG-seed kernel.
       const bool core = st == HostStack::MegatronCoreLocal;
+      const bool compiled = core && !tr.jit_torchscript;
       f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
-      f += core ? Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0} : Piece{3 * kScripted, 3, 0};
+      f += compiled ? Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0} : Piece{3 * kScripted, 3, 0};
       if (rope) f += core ? Piece{2 * kOp, 2, 0} : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
-      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * (core ? kCompiled : kScripted)) + kLayerGlue,
+      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * (compiled ? kCompiled : kScripted)) + kLayerGlue,
                   2 * 2 + 4 + 3 + 2 + (rope ? (core ? 2.0 : 12.0) : 0), 0};
       L.wgrad += {kBwdRatio * 2 * (kTorchLinear + 10), 4 + 4, 0};
       break;
@@ -161,9 +168,12 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
     L.dgrad += {2 * kBwdRatio * kOp, 4, 0};
   }
   // Megatron DDP grad hooks (distributed_data_parallel.py): main_grad.add_(grad) per parameter tensor that the wgrad
-  // GEMM did not accumulate itself (gradient-accumulation fusion, the default, covers the 4 weights).
+  // GEMM did not accumulate itself. Gradient-accumulation fusion (Megatron's default) covers the 4 weights; with
+  // --no-gradient-accumulation-fusion the wgrad GEMM writes param.grad and the hook adds it like any other
+  // (LinearWithGradAccumulationAndAsyncCommunication.backward, tensor_parallel/layers.py; TE's fuse_wgrad_accumulation
+  // follows the same flag) [C1]: a hook and an add kernel per weight more.
   if (megatron(st)) {
-    const double hooks = std::max(0, layer_param_tensors(m) - 4);
+    const double hooks = std::max(0, layer_param_tensors(m) - (tr.no_grad_accum_fusion ? 0 : 4));
     L.wgrad += {hooks * kHook, hooks, 0};
   }
   // fp8 (TE): per GEMM operand an amax/scale/cast, transposes for the backward [E: §4.1, +12 fwd, +25 bwd].
