@@ -236,13 +236,16 @@ double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64
 // logits stay referenced by the model's forward until the loss returns; in backward the fp32 gradient (the softmax,
 // updated in place) and its 16-bit cast for the output layer coexist the same way: 2 + 4 B per logit when
 // loss_upcasts_logits (the Megatron stacks; Megatron-LM ≤ 2022 upcast in gpt_model.py `output.float()` likewise);
-// fp32 training: .float() is the same tensor, 4 B. Other stacks keep Korthikanti's 4 B (fused losses such as
-// flash-attn's in-place cross entropy hold less, torchtitan's `pred.float()` more: not distinguished).
+// fp32 training: .float() is the same tensor, 4 B. Other stacks keep Korthikanti's 4 B (torchtitan's `pred.float()`
+// holds more: not distinguished). A fused loss (--cross-entropy-fusion: llm.c's fused classifier, flash-attn's
+// cross entropy) holds the 16-bit logits alone and writes their gradient over them: e B per logit.
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   check(b, s, o);
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);
   const double hidden = 2.0 * activation_element_bytes(o.precision) * sb * static_cast<double>(m.hidden) / sp_div(o);
-  const double logit_bytes = o.loss_upcasts_logits && o.precision != Precision::FP32 ? 4.0 + 2.0 : 4.0;
+  const double logit_bytes = o.fused_cross_entropy                                      ? activation_element_bytes(o.precision)
+                             : o.loss_upcasts_logits && o.precision != Precision::FP32 ? 4.0 + 2.0
+                                                                                       : 4.0;
   const double logits = logit_bytes * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;
   return hidden + logits;
 }

@@ -327,6 +327,9 @@ struct ActivationOptions {
   // The loss upcasts 16-bit logits to a separate fp32 tensor while the 16-bit ones stay alive (Megatron's
   // vocab-parallel cross entropy): 2 + 4 B per logit instead of Korthikanti's 4 (output_activation_bytes).
   bool loss_upcasts_logits = false;
+  // A fused classifier (llm.c fused_classifier, flash-attn's cross entropy: --cross-entropy-fusion) keeps only the
+  // 16-bit logits and writes their gradient in place: e B per logit (output_activation_bytes).
+  bool fused_cross_entropy = false;
   // With --precision fp8, Transformer Engine's Linear / LayerNormLinear modules keep their GEMM input for the weight
   // gradient as the fp8 cast (1 B per element), not the 16-bit tensor (activations.cpp). Set for the Megatron stack.
   bool fp8_gemm_inputs = false;
@@ -346,7 +349,8 @@ double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_
 // First stage: embedding output / dropout mask kept per micro-batch (Korthikanti §4.3).
 double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 // Last stage: logits and loss buffers alive during the output layer's forward/backward (padded V / t logits: 4 B
-// each, Korthikanti's fp32 logits; with loss_upcasts_logits the 16-bit output plus the fp32 upcast, 6 B).
+// each, Korthikanti's fp32 logits; with loss_upcasts_logits the 16-bit output plus the fp32 upcast, 6 B; with
+// fused_cross_entropy the 16-bit logits alone, e B).
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o);
 
 }  // namespace parsim

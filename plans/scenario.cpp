@@ -252,13 +252,35 @@ OptionTable<In> build_table() {
       [](const In& x) { return !x.train.tp_comm_overlap_auto && !x.train.tp_comm_overlap; }, P | S));
   t.push_back(choice<In>(
       "attention", "--attention",
-      "fused flash-attention kernel, or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
-      {"flash", "unfused"}, "flash (megatron-legacy: unfused)",
-      [](In& x, const std::string& v) { x.train.attention_auto = false, x.train.flash_attention = v == "flash"; },
+      "fused flash-attention kernel (FlashAttention-2 class), FlashAttention-1 (flash1: PyTorch 2.0-2.1 "
+      "scaled_dot_product_attention, half FlashAttention-2's speed), or the pre-2022 QKᵀ/softmax/AV kernels that keep "
+      "the s² scores in memory",
+      {"flash", "flash1", "unfused"}, "flash (megatron-legacy: unfused)",
+      [](In& x, const std::string& v) {
+        x.train.attention_auto = false, x.train.flash_attention = v != "unfused", x.train.flash_v1 = v == "flash1";
+      },
       [](const In& x) -> std::optional<std::string> {
         if (x.train.attention_auto) return std::nullopt;
-        return x.train.flash_attention ? "flash" : "unfused";
+        return x.train.flash_attention ? (x.train.flash_v1 ? "flash1" : "flash") : "unfused";
       },
+      P | S));
+  t.push_back(flag<In>(
+      "fused_residual_norm", "--fused-residual-norm",
+      "each residual add in one kernel with the norm that follows it (llm.c fused_residual_forward5, Liger's fused add "
+      "+ RMSNorm, torch.compile): the norm's separate read of the sum is gone",
+      [](In& x) { x.train.fused_residual_norm = true; }, [](const In& x) { return x.train.fused_residual_norm; },
+      P | S));
+  t.push_back(flag<In>(
+      "activation_epilogue", "--activation-epilogue",
+      "a plain (ungated) FFN activation computed in FC1's GEMM epilogue, its gradient in FC2's dgrad epilogue (cuBLASLt "
+      "GELU_AUX / DGELU epilogues, as llm.c runs them): no separate activation kernel reading the pre-activation",
+      [](In& x) { x.train.activation_epilogue = true; }, [](const In& x) { return x.train.activation_epilogue; },
+      P | S));
+  t.push_back(flag<In>(
+      "cross_entropy_fusion", "--cross-entropy-fusion",
+      "the LM head's softmax, cross-entropy and logit gradient as one kernel over the 16-bit logits (llm.c "
+      "fused_classifier): 6 B per logit instead of 28 B through fp32 logits, and no fp32 logits held",
+      [](In& x) { x.train.cross_entropy_fusion = true; }, [](const In& x) { return x.train.cross_entropy_fusion; },
       P | S));
   // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
   t.push_back(number<In>(

@@ -120,6 +120,13 @@ struct TrainingConfig {
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute
   bool fsdp_no_sync = false;          // FSDP/ZeRO-3 gradient sync only at the last micro-batch (unsharded grads)
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
+  bool flash_v1 = false;              // with flash_attention: FlashAttention-1 kernels (PyTorch 2.0–2.1 SDPA), half
+                                      // FlashAttention-2's speed (sim/step/costs/layer.cpp kFlash2OverFlash1)
+  bool fused_residual_norm = false;   // each residual add in one kernel with the norm after it (llm.c, Liger,
+                                      // torch.compile): the norm's read of the sum is gone (layer.cpp)
+  bool activation_epilogue = false;   // a plain FFN activation in FC1's cuBLASLt epilogue (llm.c): no separate read
+  bool cross_entropy_fusion = false;  // the LM head's softmax, loss and logit gradient in one kernel over the
+                                      // 16-bit logits (llm.c fused_classifier), no fp32 logits (edges.cpp)
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

@@ -116,6 +116,11 @@ TEST_CASE("working, embedding and output activation bytes") {
   ActivationOptions up = opts(8, true, Recompute::None, false);
   up.loss_upcasts_logits = true;
   CHECK(output_activation_bytes(g, 1, 2048, up) == doctest::Approx(4 * sbh / t + 6 * s * 51200 / t));
+  // A fused loss (--cross-entropy-fusion: llm.c's fused classifier, flash-attn's cross entropy) keeps the 16-bit logits
+  // alone and writes their gradient over them: 2 B per logit, whatever the stack's unfused loss would upcast.
+  ActivationOptions fused = up;
+  fused.fused_cross_entropy = true;
+  CHECK(output_activation_bytes(g, 1, 2048, fused) == doctest::Approx(4 * sbh / t + 2 * s * 51200 / t));
   // fp32 training: .float() returns the same tensor, 4 B.
   up.precision = Precision::FP32;
   CHECK(output_activation_bytes(g, 1, 2048, up) == doctest::Approx(8 * sbh / t + 4 * s * 51200 / t));

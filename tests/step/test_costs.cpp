@@ -139,3 +139,92 @@ TEST_CASE("embedding and LM head: costs and placement") {
   CHECK(z.shard_degree == 8);
   CHECK(compute_step_costs(llama("tp1pp1dp8")).shard_degree == 1);
 }
+
+TEST_CASE("FlashAttention-1 kernels run the flash curves at half speed; a fused classifier moves 6 B per logit") {
+  // One GPU (world 1: no slowest-of-N factor), llama2-7b, seq 4096, mbs 1, bf16, the default Megatron stack.
+  auto one_gpu = [](const std::string& attention, bool fused_ce) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 4096;
+    in.train.gbs = 1;
+    if (!attention.empty()) {
+      in.train.attention_auto = false;
+      in.train.flash_attention = attention != "unfused";
+      in.train.flash_v1 = attention == "flash1";
+    }
+    in.train.cross_entropy_fusion = fused_ce;
+    return resolve_scenario(in);
+  };
+  const Scenario fa2 = one_gpu("", false), fa1 = one_gpu("flash1", false), fused = one_gpu("", true);
+  const StepCosts k2 = compute_step_costs(fa2), k1 = compute_step_costs(fa1), kf = compute_step_costs(fused);
+  const Hardware te = megatron_compute(fa2.hw);
+  const double gap = te.gpu.compute.kernel_overhead_s;
+
+  // Attention: the causal flash forward of one layer, b·a·s²·d·2 = 1·32·4096²·128·2 = 1.374e11 FLOP counted causal
+  // (half of 4·b·s²·h); FA1 takes 2× its kernel time (Dao 2023: FA2 ≈ 2× FA1; PyTorch 2.2 notes: SDPA FA1 → FA2
+  // ≈ 2×), the launch gap once. The layer's forward grows by (t_fwd − gap), its backward by (t_bwd − gap); nothing
+  // else in the layer moves.
+  const LayerWork lw = layer_work(fa2.model, 1, 4096, 1, 1, false, Precision::BF16);
+  const double flops = lw.attention.forward_flops();
+  CHECK(flops == doctest::Approx(2.0 * 32 * 4096.0 * 4096.0 * 128 * 2 / 2).epsilon(1e-3));
+  const double t_f = attention_fwd_time_s(te, flops, 4096, 128, Precision::BF16, true);
+  const double t_b = attention_bwd_time_s(te, flops, 4096, 128, Precision::BF16, true);
+  CHECK(k1.layer.fwd.compute_s - k2.layer.fwd.compute_s == doctest::Approx(t_f - gap).epsilon(1e-9));
+  CHECK(k1.layer.bwd.compute_s - k2.layer.bwd.compute_s == doctest::Approx(t_b - gap).epsilon(1e-9));
+  CHECK(k1.head.fwd.compute_s == k2.head.fwd.compute_s);  // the LM head does not use attention
+
+  // Cross-entropy: L = b·s·V = 1·4096·32000 = 131,072,000 logits. Unfused: fp32 logits, 14 B per logit forward (4
+  // kernels, with the final norm output A = 1·4096·4096·2 B read once) and 14 B backward (3 kernels). Fused (llm.c
+  // fused_classifier): the 2-byte logits read once forward (1 kernel) and read + written once backward (counted in
+  // the same launch) — 6 B in all instead of 28 B.
+  const double L = 4096.0 * 32000.0, A = 4096.0 * 4096.0 * 2;
+  const double unfused_f = memory_bound_time_s(te, 14 * L + A, 4), fused_f = memory_bound_time_s(te, 2 * L + A, 1);
+  const double unfused_b = memory_bound_time_s(te, 14 * L, 3), fused_b = memory_bound_time_s(te, 4 * L, 0);
+  CHECK(k2.head.fwd.compute_s - kf.head.fwd.compute_s == doctest::Approx(unfused_f - fused_f).epsilon(1e-9));
+  CHECK(k2.head.bwd.compute_s - kf.head.bwd.compute_s == doctest::Approx(unfused_b - fused_b).epsilon(1e-9));
+  // On H100 (3,350 GB/s × the preset's HBM efficiency) the 22 B/logit saved are 2.88 GB per micro-batch: ≥ 0.9 ms.
+  CHECK(k2.head.fwd.compute_s + k2.head.bwd.compute_s - kf.head.fwd.compute_s - kf.head.bwd.compute_s > 0.9e-3);
+  CHECK(kf.layer.fwd.compute_s == k2.layer.fwd.compute_s);  // the layers do not change
+}
+
+TEST_CASE("a residual add fused with its norm and an activation in the GEMM epilogue save one read each") {
+  // gpt3-175b (h 12288, f 49152, GeLU, ungated, two norms per layer), seq 2048, mbs 1, bf16, one GPU (no slowest-of-N
+  // factor), the default Megatron stack; T = 2048 tokens, e = 2 B.
+  auto gpt3 = [](bool fused_norm, bool epilogue) {
+    ScenarioInput in;
+    in.model = "gpt3-175b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 2048;
+    in.train.gbs = 1;
+    in.train.fused_residual_norm = fused_norm;
+    in.train.activation_epilogue = epilogue;
+    return resolve_scenario(in);
+  };
+  const Scenario base = gpt3(false, false);
+  const StepCosts k0 = compute_step_costs(base), kn = compute_step_costs(gpt3(true, false)),
+                  ka = compute_step_costs(gpt3(false, true));
+  const Hardware te = megatron_compute(base.hw);
+  const double Bps = te.gpu.hbm_bandwidth_Bps * te.gpu.compute.hbm_efficiency;
+  // Residual + norm: 2 adds per layer, each saving the norm's read of the sum, T·h·e = 2048·12288·2 = 50,331,648 B:
+  // 100,663,296 B less forward, twice that backward (the elementwise backward moves 2× the forward's bytes); on H100
+  // (3,350 GB/s × 0.87) 34.5 µs and 69.1 µs.
+  const double norm_saved = 2.0 * 2048 * 12288 * 2;
+  CHECK(norm_saved == 100663296.0);
+  CHECK(k0.layer.fwd.compute_s - kn.layer.fwd.compute_s == doctest::Approx(norm_saved / Bps).epsilon(1e-6));
+  CHECK(k0.layer.bwd.compute_s - kn.layer.bwd.compute_s == doctest::Approx(2 * norm_saved / Bps).epsilon(1e-6));
+  CHECK(norm_saved / Bps == doctest::Approx(34.5e-6).epsilon(0.01));
+  // GeLU in FC1's epilogue: the activation kernel's read of the pre-activation, T·f·e = 2048·49152·2 = 201,326,592 B.
+  const double act_saved = 2048.0 * 49152 * 2;
+  CHECK(k0.layer.fwd.compute_s - ka.layer.fwd.compute_s == doctest::Approx(act_saved / Bps).epsilon(1e-6));
+  CHECK(k0.layer.bwd.compute_s - ka.layer.bwd.compute_s == doctest::Approx(2 * act_saved / Bps).epsilon(1e-6));
+  // A gated FFN (SwiGLU) has no cuBLASLt epilogue for its product of two GEMM outputs: nothing changes.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "tp1pp1dp1";
+  in.train.seq = 4096;
+  in.train.gbs = 1;
+  const StepCosts g0 = compute_step_costs(resolve_scenario(in));
+  in.train.activation_epilogue = true;
+  CHECK(compute_step_costs(resolve_scenario(in)).layer.fwd.compute_s == g0.layer.fwd.compute_s);
+}

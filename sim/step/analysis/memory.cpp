@@ -95,6 +95,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
+  o.fused_cross_entropy = sc.train.cross_entropy_fusion;  // the 16-bit logits alone
   o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
   return o;
 }

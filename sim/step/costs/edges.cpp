@@ -32,11 +32,18 @@ void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
   // Cross-entropy on fp32 logits (Korthikanti §4.3), per logit: forward casts the 16-bit GEMM output up (read 2,
   // write 4) and runs log-softmax (read 4, write 4) = 14 B; backward writes the softmax gradient (read 4, write 4)
   // and casts it down for the GEMMs (read 4, write 2) = 14 B.
+  // With --cross-entropy-fusion (llm.c llmc/fused_classifier.cuh: softmax, loss and dlogits of a row in one kernel,
+  // possible because the loss gradient 1/(B·T) is known before the backward): the kernel reads each 16-bit logit
+  // twice — once for the row's max and sum, once to write its gradient over it in place — and writes it once, so
+  // e = 2 B read in the forward and 2 + 2 B in the backward; one launch each, no fp32 logits.
   const double logits = tokens_local * static_cast<double>(g.n);
-  head.fwd.compute_s = gemm_time_s(hw, g.m, g.n, g.k, prec) +
-                       memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4) + overhead;
+  const double e = activation_element_bytes(tr.precision);
+  const double loss_fwd = tr.cross_entropy_fusion ? memory_bound_time_s(hw, e * logits + A / (tr.sp ? t : 1), 1)
+                                                  : memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4);
+  head.fwd.compute_s = gemm_time_s(hw, g.m, g.n, g.k, prec) + loss_fwd + overhead;
   const double dgrad = gemm_time_s(hw, g.m, g.k, g.n, prec), wgrad = gemm_time_s(hw, g.k, g.n, g.m, prec);
-  const double loss_bwd = memory_bound_time_s(hw, 14 * logits, 3);
+  const double loss_bwd = tr.cross_entropy_fusion ? memory_bound_time_s(hw, 2 * e * logits, 0)
+                                                  : memory_bound_time_s(hw, 14 * logits, 3);
   head.bwd.compute_s = dgrad + wgrad + loss_bwd + overhead;
   head.bwd_input.compute_s = dgrad + loss_bwd + overhead;
   head.bwd_weight.compute_s = wgrad + overhead;

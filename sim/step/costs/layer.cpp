@@ -78,6 +78,8 @@ namespace {
 // its inverse are 2 kernels more where the plan has them (alltoall_sort below; they were counted here as well as
 // there until moe4).
 constexpr int kMoeKernelsFwd = 7;
+// FlashAttention-2 / FlashAttention-1 kernel speed on the same problem (--attention flash1; sources where it is used).
+constexpr double kFlash2OverFlash1 = 2.0;
 
 // The alltoall dispatcher's second permutation (Megatron-Core token_dispatcher.py MoEAlltoAllTokenDispatcher,
 // moe_utils.sort_chunks_by_idxs): the all-to-all delivers the received pairs grouped by source rank, and with more
@@ -390,6 +392,17 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal);
     }
+    if (tr.flash_v1) {
+      // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
+      // class (or faster); FA2 is "around 2× faster than FlashAttention" on A100 at every sequence length and head
+      // size benchmarked (Dao 2023, arXiv 2307.08691, abstract and §4.1), and PyTorch's own switch of
+      // scaled_dot_product_attention from FA1 to FA2 measured "around 2x speedups" (PyTorch 2.2 release notes,
+      // pytorch.org/blog/pytorch2-2, Jan 2024). So PyTorch 2.0–2.1's SDPA runs each flash kernel at half the speed;
+      // the launch gap stays one.
+      const double gap = hw.gpu.compute.kernel_overhead_s;
+      attn_f = gap + kFlash2OverFlash1 * std::max(0.0, attn_f - gap);
+      attn_b = gap + kFlash2OverFlash1 * std::max(0.0, attn_b - gap);
+    }
   } else {
     // Unfused attention (Megatron-LM before FlashAttention, 2022): batched GEMMs over b·a/t heads that compute the
     // full s×s scores (no causal skipping), with the s² tensor in HBM. Forward: S = QKᵀ, fused scale-mask-softmax
@@ -433,6 +446,21 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     const ExpertBiasWork eb = expert_bias_work(sc, lw, split);
     elem_bytes_fwd += eb.bytes;
     moe_kernels += eb.kernels;
+  }
+  // --fused-residual-norm: each residual add runs in one kernel with the norm that follows it (llm.c
+  // fused_residual_forward5; Liger's fused add + RMSNorm; Inductor fuses the add into the norm's reduction): read the
+  // residual and the branch output, write their sum and the normalised sum — the separate norm's read of the sum (h·e
+  // per hidden token) is gone, once per add (two per layer, one with a parallel attention + MLP residual).
+  if (tr.fused_residual_norm) {
+    const double hidden_tokens = tr.sp ? tokens_local / t : tokens_local;
+    elem_bytes_fwd -= (m.parallel_attention ? 1.0 : 2.0) * hidden_tokens * static_cast<double>(m.hidden) * act_bytes;
+  }
+  // --activation-epilogue: a plain (ungated) FFN activation computed in FC1's GEMM epilogue (cuBLASLt
+  // CUBLASLT_EPILOGUE_GELU_AUX_BIAS, as llm.c's matmul_forward_cublaslt runs it; its gradient in FC2's dgrad epilogue,
+  // CUBLASLT_EPILOGUE_DGELU): the GEMM writes the pre-activation for the backward beside its output, and the separate
+  // kernel's read of the pre-activation (f/t·e per token, layer_work's 2·f/t·e read + write) is gone.
+  if (tr.activation_epilogue && !moe && !m.gated()) {
+    elem_bytes_fwd -= tokens_local * static_cast<double>((m.ffn_hidden + t - 1) / t) * act_bytes;
   }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
