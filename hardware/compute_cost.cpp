@@ -15,7 +15,13 @@
 // (hardware/data/matmul_ceiling*.csv, quoted in each preset); the model reproduces the MAMF measurement at its best shape
 // within a few percent (tests/hardware). fp8: ceiling = gemm_ceiling_fp8 × fp8_training_fraction (calibration.json:
 // one value for every GPU — per-tensor scaling, amax reductions and the bf16 epilogues of a training step's fp8 GEMMs
-// that the microbenchmark does not run).
+// that the microbenchmark does not run). The fp8 MAMF is measured with torch._scaled_mm's default split accumulation
+// (use_fast_accum=False, ml-engineering mamf-finder.py); a training step's forward GEMMs run fast accumulation
+// (Transformer Engine _2X_ACC_FPROP = False, torchao Float8LinearConfig gemm_config_output use_fast_accum=True; dgrad
+// and wgrad split the accumulator in both), which on Hopper skips the promotion of partial sums to fp32 on the CUDA
+// cores (DeepSeek-V3 report, arXiv 2412.19437 §3.3.2: Hopper's fp8 tensor-core accumulation keeps ~14 bits) and so
+// runs at fp8_fast_accum_gain × the ceiling (per GPU, from the MAMF table: presets' sources); Blackwell's tensor cores
+// accumulate fp8 in fp32 (its fp8 MAMF is 0.98–0.99 of its bf16 efficiency), gain 1.
 // sustained = the active stack's in-training fraction of microbenchmark speed (sustained_fraction(): calibration.json,
 // one value per stack shared by every GPU; a user's hardware file may override it). The GPU-specific part of a
 // GEMM's speed is thus its datasheet peak, its measured ceiling and its SM count (tile and wave quantisation); the
@@ -62,10 +68,12 @@ void check_dims(std::int64_t m, std::int64_t n, std::int64_t k) {
                      " is not valid: m, n and k must be ≥ 1");
 }
 
-double ceiling(const Hardware& hw, Precision p) {
+double ceiling(const Hardware& hw, Precision p, bool fast_accum) {
   (void)hw.gpu.peak_flops(p);  // rejects fp8 on GPUs without fp8
   switch (p) {
-    case Precision::FP8: return hw.gpu.compute.gemm_ceiling_fp8 * hw.calib.fp8_training_fraction;
+    case Precision::FP8:
+      return hw.gpu.compute.gemm_ceiling_fp8 * (fast_accum ? hw.gpu.compute.fp8_fast_accum_gain : 1.0) *
+             hw.calib.fp8_training_fraction;
     case Precision::FP32: return hw.gpu.compute.gemm_ceiling_fp32;
     default: return hw.gpu.compute.gemm_ceiling;
   }
@@ -137,10 +145,10 @@ double best_tiling_memo(double groups, std::int64_t m, std::int64_t n, std::int6
 }
 
 double grouped_efficiency(const Hardware& hw, double groups, std::int64_t m, std::int64_t n, std::int64_t k,
-                          Precision p) {
+                          Precision p, bool fast_accum) {
   check_dims(m, n, k);
   const double best = best_tiling_memo(groups, m, n, k, hw.gpu.compute.num_sms, hw.gpu.compute.gemm_k_half);
-  return ceiling(hw, p) * best * sustained_fraction(hw);
+  return ceiling(hw, p, fast_accum) * best * sustained_fraction(hw);
 }
 
 }  // namespace
@@ -168,15 +176,16 @@ double slowest_gpu_factor(const Hardware& hw, std::int64_t gpus) {
   return 1.0 + hw.calib.gpu_speed_spread_pct / 100.0 * expected_max_std_normal(gpus);
 }
 
-double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
-  return grouped_efficiency(hw, 1.0, m, n, k, p);
+double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p,
+                       bool fast_accum) {
+  return grouped_efficiency(hw, 1.0, m, n, k, p, fast_accum);
 }
 
 double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::int64_t n, std::int64_t k,
-                           Precision p) {
+                           Precision p, bool fast_accum) {
   if (groups < 1) throw InputError("grouped GEMM needs at least one group, got " + std::to_string(groups));
   const double g = groups;
-  const double eff = grouped_efficiency(hw, g, m, n, k, p);
+  const double eff = grouped_efficiency(hw, g, m, n, k, p, fast_accum);
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double t_compute = g * (2 * M * N * K) / (hw.gpu.peak_flops(p) * eff);
   const double bytes = g * ((M * K + K * N) * element_bytes(p) + M * N * activation_element_bytes(p));
@@ -184,8 +193,8 @@ double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::
   return std::max(t_compute, t_memory) + hw.gpu.compute.kernel_overhead_s;
 }
 
-double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
-  const double eff = gemm_efficiency(hw, m, n, k, p);
+double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p, bool fast_accum) {
+  const double eff = gemm_efficiency(hw, m, n, k, p, fast_accum);
   const double M = static_cast<double>(m), N = static_cast<double>(n), K = static_cast<double>(k);
   const double t_compute = 2 * M * N * K / (hw.gpu.peak_flops(p) * eff);
   const double bytes = (M * K + K * N) * element_bytes(p) + M * N * activation_element_bytes(p);

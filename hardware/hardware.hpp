@@ -43,6 +43,10 @@ struct ComputeModel {
   double gemm_ceiling_fp8 = 0.7;      // same for fp8 GEMMs: measured fp8 MAMF / datasheet fp8 peak (a training step
                                       // runs fp8 GEMMs at FittedConstants::fp8_training_fraction of it)
   double gemm_ceiling_fp32 = 0.9;     // fp32 (SIMT or TF32-off) GEMMs
+  double fp8_fast_accum_gain = 1.0;   // fp8 GEMMs with fast accumulation (the forward GEMM of Transformer Engine and
+                                      // torchao float8) over the measured fp8 MAMF, which runs torch._scaled_mm's
+                                      // default split accumulation: > 1 only where the tensor cores promote partial
+                                      // sums to fp32 in software (Hopper); 1 where they accumulate in fp32 (Blackwell)
   int num_sms = 132;                  // streaming multiprocessors (CUs on AMD): wave quantisation
   double gemm_k_half = 64;            // k at which a GEMM's main loop reaches half its asymptotic efficiency share
   double attn_head_dim_half = 40;     // head-dim roll-off: d/(d+this), normalised to d = 128, capped at 1
@@ -218,13 +222,18 @@ double expected_max_std_normal(std::int64_t n);
 // σ = hw.calib.gpu_speed_spread_pct / 100 (chip-to-chip speed spread under power management, Sinha et al. SC'22).
 double slowest_gpu_factor(const Hardware& hw, std::int64_t gpus);
 // time = max(FLOPs / (peak · efficiency(shape, precision)), bytes / (HBM bw · hbm_efficiency)) + kernel overhead
-double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
-double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p);
+// fast_accum: an fp8 GEMM run with fast accumulation (the forward GEMMs of Transformer Engine and torchao float8:
+// TE _2X_ACC_FPROP = False, torchao Float8LinearConfig.gemm_config_output use_fast_accum=True; their dgrad and wgrad
+// GEMMs split the accumulator) runs at ComputeModel::fp8_fast_accum_gain × the fp8 ceiling; no effect on other precisions.
+double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p,
+                   bool fast_accum = false);
+double gemm_efficiency(const Hardware& hw, std::int64_t m, std::int64_t n, std::int64_t k, Precision p,
+                       bool fast_accum = false);
 // `groups` GEMMs of one shape run as one grouped GEMM (the local experts of an MoE layer: Transformer Engine's
 // GroupedLinear, CUTLASS grouped kernels): each group has its own weights and its own edge tiles, and all groups'
 // tiles share the waves over the SMs; one kernel's fixed overhead. groups = 1 is gemm_time_s exactly.
 double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::int64_t n, std::int64_t k,
-                           Precision p);
+                           Precision p, bool fast_accum = false);
 // Flash-attention kernels: forward / backward time for `flops_fwd` forward FLOPs at sequence length seq_kv.
 // `causal`: a causally masked kernel (FLOPs already halved by the caller) at attn_causal_efficiency of the curve.
 double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,

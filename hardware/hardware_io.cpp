@@ -15,6 +15,8 @@
 //                         "num_sms": SMs (CUs), "gemm_k_half": k, "attn_head_dim_half": head-dim units,
 //                         "hbm_efficiency": (0,1], "kernel_overhead_us", "layer_overhead_us": µs (≥ 0),
 //                         "comm_compute_slowdown": fraction in [0,1],
+//                         "fp8_fast_accum_gain": optional (default 1), > 0: fp8 forward GEMMs (fast accumulation)
+//                           over the fp8 ceiling (measured with split accumulation),
 //                         "attn_causal_efficiency": optional override of calibration.json's value, (0,1] },
 //            "kernels": { "pytorch": {…}, "megatron": {…} }   one kernel profile per software stack:
 //                         "attn_fwd_efficiency", "attn_bwd_efficiency": fractions in (0,1],
@@ -379,6 +381,16 @@ void read_gpu(const Reader& r, const json& j) {
     StrictObject c(o.req_obj("compute"), r.ctx + ": \"gpu.compute\"");
     read_fields<ComputeModel>(r, c, "gpu.compute", r.hw.gpu.compute, r.all, compute_nums(), compute_ints(), {});
     read_override(r, c, "gpu.compute", "attn_causal_efficiency", r.hw.gpu.compute.attn_causal_override);
+    // Optional even without "base" (default 1: no fast-accumulation gain, the Blackwell / AMD case).
+    c.ignore("fp8_fast_accum_gain");
+    if (c.has("fp8_fast_accum_gain")) {
+      const double v = c.req_num("fp8_fast_accum_gain");
+      if (!rule_ok(Rule::Positive, v))
+        throw InputError(r.ctx + ": gpu.compute.fp8_fast_accum_gain must be " + rule_text(Rule::Positive) + ", got " +
+                         fmt_num(v, 6));
+      r.hw.gpu.compute.fp8_fast_accum_gain = v;
+      r.set_paths.insert("gpu.compute.fp8_fast_accum_gain");
+    }
     c.finish();
   } else if (r.all) {
     throw InputError(r.ctx + ": missing key 'gpu.compute' (required when the file has no \"base\" preset)");
@@ -619,6 +631,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
   for (const auto& f : compute_ints()) g["compute"][f.key] = f.ref(hw.gpu.compute);
   // Overrides of the fitted constants are written only where the hardware sets them (0 = calibration.json's value).
   if (hw.gpu.compute.attn_causal_override > 0) g["compute"]["attn_causal_efficiency"] = hw.gpu.compute.attn_causal_override;
+  if (hw.gpu.compute.fp8_fast_accum_gain != 1.0) g["compute"]["fp8_fast_accum_gain"] = hw.gpu.compute.fp8_fast_accum_gain;
   for (auto& [stack, k] : hw.gpu.kernels) {
     for (const auto& f : kernel_nums()) g["kernels"][stack][f.key] = to_unit(f.ref(k), f.scale);
     if (k.sustained_override > 0) g["kernels"][stack]["sustained_efficiency"] = k.sustained_override;

@@ -227,6 +227,7 @@ std::vector<int> layers_per_chunk(int layers, int pp, int vpp, const PipelineSpl
   require(layers > 0, "the model must have at least one layer, got " + std::to_string(layers));
   require(pp > 0 && vpp > 0, "pp and vpp must be positive, got pp" + std::to_string(pp) + " vpp" + std::to_string(vpp));
   auto S = [](std::int64_t v) { return std::to_string(v); };
+  if (split.layout) return layout_layers_per_chunk(layers, pp, vpp, split);
   std::vector<int> per_stage(static_cast<std::size_t>(pp), 0);
   const bool uneven = split.first_stage_layers > 0 || split.last_stage_layers > 0;
   if (uneven) {

@@ -90,8 +90,22 @@ std::vector<int> layers_per_chunk(int layers, int pp, int vpp);
 //  - account for embedding / loss: the split is over L + e + l "layers" (e, l ∈ {0, 1}), evenly over pp stages and
 //    their vpp chunks, and the first (last) virtual stage builds e (l) layers fewer — possibly none (Llama-3.1-405B's
 //    126 layers on pp16 × vpp8: 128 slots, chunks 0 and 127 hold only the embedding and only the loss).
+//  - a pipeline layout (--pipeline-model-parallel-layout): the decoder layers ('t') of each virtual stage as the
+//    layout spells them (parse_pipeline_layout); not combined with the other options (Megatron-Core asserts so).
 // With no option set, the three-argument rule above. Throws InputError naming the numbers when they do not divide.
 std::vector<int> layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split);
+// Megatron-Core's pipeline layout string (megatron/core/transformer/pipeline_parallel_layer_layout.py
+// PipelineParallelLayerLayout.parse_str_to_list): virtual stages separated by '|', in the order virtual stage v of
+// pipeline rank p at index v·pp + p (parsim's chunk index); per stage 'E' embedding, 't' a decoder layer, 'm' an MTP
+// layer, 'L' the LM head and loss; "(…)*n" repeats a group and "x*n" a character, groups first; commas are ignored.
+// "Et*4|(t*4|)*14tmL" → 16 stages: Etttt, 14 × tttt, tmL. Returns one string of layer characters per virtual stage;
+// throws InputError naming the layout on an unknown character or a malformed repeat.
+std::vector<std::string> parse_pipeline_layout(const std::string& layout);
+// The one stored copy of a layout string (PipelineSplit::layout): the same pointer for equal strings, nullptr for
+// an empty one; thread-safe, kept for the life of the process.
+const std::string* intern_pipeline_layout(const std::string& layout);
+// layers_per_chunk's branch for split.layout (plans/pipeline_layout.cpp): the decoder layers of each virtual stage.
+std::vector<int> layout_layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split);
 // Layers held by each pipeline stage (sum over its vpp chunks).
 std::vector<int> layers_per_stage(int layers, int pp, int vpp);
 

@@ -348,6 +348,17 @@ OptionTable<In> build_table() {
       "count the LM head and loss as one layer of the last pipeline stage's split (Megatron-Core)",
       [](In& x) { x.train.split.account_for_loss = true; }, [](const In& x) { return x.train.split.account_for_loss; },
       P));
+  t.push_back(text<In>(
+      "pipeline_model_parallel_layout", "--pipeline-model-parallel-layout",
+      "every virtual pipeline stage's layers, Megatron-Core's layout string: stages separated by '|' of E embedding, "
+      "t decoder layer, m MTP layer, L loss, with (…)*n and x*n repeats (e.g. DeepSeek-V3 pp8 vpp2: "
+      "Et*4|(t*4|)*14tmL); the embedding on the first and the loss and MTP layers on the last virtual stage",
+      "even", [](In& x, const std::string& v) { x.train.split.layout = intern_pipeline_layout(v); },
+      [](const In& x) -> std::optional<std::string> {
+        if (!x.train.split.layout) return std::nullopt;
+        return *x.train.split.layout;
+      },
+      P));
   t.push_back(flag<In>(
       "cuda_graphs", "--cuda-graphs",
       "layer passes captured as CUDA graphs (Megatron --enable-cuda-graph, TE make_graphed_callables, torch.compile "

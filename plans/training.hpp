@@ -60,7 +60,15 @@ struct PipelineSplit {
   int last_stage_layers = 0;   // --decoder-last-pipeline-num-layers (0 = unset)
   bool account_for_embedding = false;  // --account-for-embedding-in-pipeline-split
   bool account_for_loss = false;       // --account-for-loss-in-pipeline-split
-  bool any() const { return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding || account_for_loss; }
+  // --pipeline-model-parallel-layout (Megatron-Core PipelineParallelLayerLayout): every virtual stage's layers spelled
+  // out, e.g. DeepSeek-V3's "Et*4|(t*4|)*14tmL" (plans/plan.hpp parse_pipeline_layout); null = unset. Interned
+  // (intern_pipeline_layout: equal layouts share one pointer), so that the split — and the TrainingConfig the sweep
+  // copies per plan — stays trivially copyable and == compares the layouts.
+  const std::string* layout = nullptr;
+  bool any() const {
+    return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding || account_for_loss ||
+           layout != nullptr;
+  }
   friend bool operator==(const PipelineSplit&, const PipelineSplit&) = default;
 };
 

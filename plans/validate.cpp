@@ -5,6 +5,7 @@
 #include "sim/core/checked.hpp"
 #include "sim/core/error.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace parsim {
@@ -174,6 +175,14 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
       (void)layers_per_chunk(m.layers, p.pp, p.vpp, t.split);
     } catch (const InputError& e) {
       return std::string(e.what());
+    }
+    // Megatron-Core validate_layer_layout: the layout's MTP layers match the model's (mtp_num_layers).
+    if (t.split.layout) {
+      const std::string tail = parse_pipeline_layout(*t.split.layout).back();
+      const auto mtp = std::count(tail.begin(), tail.end(), 'm');
+      if (mtp != m.mtp_layers)
+        return "pipeline layout '" + *t.split.layout + "' holds " + S(mtp) + " MTP layers 'm'; " + model_name(m) +
+               " has " + S(m.mtp_layers);
     }
   } else if (chunks > m.layers)
     return "pp" + S(p.pp) + (p.vpp > 1 ? " × vpp" + S(p.vpp) : std::string()) + " = " + S(chunks) +

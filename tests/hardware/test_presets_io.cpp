@@ -140,8 +140,10 @@ TEST_CASE("presets: every number carries its source") {
     for (const char* sec : {"gpu", "node", "collectives"}) leaves(j.at(sec), sec, paths);
     // 8 gpu (arch + 7 numbers) + 10 compute + 2 × 6 kernel-profile values (measured curves only: the sustained
     // fraction and the causal factor are calibration.json's, not the preset's) + 4 node (gpus, cpu vendor, host cpu
-    // and its time factor) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded.
-    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10);
+    // and its time factor) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded;
+    // + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the Hopper presets).
+    const int fast_accum = hw.gpu.compute.fp8_fast_accum_gain != 1.0 ? 1 : 0;
+    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);

@@ -118,6 +118,68 @@ TEST_CASE("Megatron-Core's options for lighter first/last pipeline stages") {
   CHECK_THROWS_AS(layers_per_chunk(32, 4, 1, both), InputError);
 }
 
+TEST_CASE("Megatron-Core's pipeline layout string (--pipeline-model-parallel-layout)") {
+  // PipelineParallelLayerLayout.parse_str_to_list: "(…)*n" groups first, then "x*n"; '|' separates virtual stages.
+  // DeepSeek-V3's recipe layout on pp4 × vpp4 (Megatron-Bridge deepseek_v3.py layout_map[(4, 4)]):
+  // "Et*4|(t*4|)*14tmL" = Etttt, then 14 × tttt, then tmL — 16 stages of 4 + 14·4 + 1 = 61 decoder layers.
+  const auto st = parse_pipeline_layout("Et*4|(t*4|)*14tmL");
+  REQUIRE(st.size() == 16);
+  CHECK(st.front() == "Etttt");
+  CHECK(st[7] == "tttt");
+  CHECK(st.back() == "tmL");
+  CHECK(parse_pipeline_layout("Ettt|(tt|)*29,m|L").size() == 32);  // the docstring's example: commas are cosmetic
+  // The decoder layers per virtual stage, in parsim's chunk order v·pp + p (the layout's own order): 4, 14 × 4, 1.
+  PipelineSplit lay;
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tmL");
+  std::vector<int> expect(16, 4);
+  expect.back() = 1;
+  CHECK(layers_per_chunk(61, 4, 4, lay) == expect);
+  CHECK(layers_per_chunk(61, 8, 2, lay) == expect);
+  // Layouts are interned: equal strings share one pointer (PipelineSplit stays trivially copyable), empty is unset.
+  CHECK(intern_pipeline_layout(std::string("Et*4|(t*4|)*14tmL")) == lay.layout);
+  CHECK(intern_pipeline_layout("") == nullptr);
+  // pp8 without vpp (layout_map[(8, 1)]): E + 8, 6 × 8, 5 + MTP + loss.
+  lay.layout = intern_pipeline_layout("Et*8|(t*8|)*6t*5mL");
+  CHECK(layers_per_chunk(61, 8, 1, lay) == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 5});
+  // Errors name the layout: wrong stage count for the plan, wrong decoder count, loss not last, MTP not with the
+  // loss (parsim costs the MTP modules with the head on the last virtual stage), unknown characters, bad repeats,
+  // and the combination with the other split options (Megatron-Core refuses it).
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tmL");
+  CHECK_THROWS_AS(layers_per_chunk(61, 4, 2, lay), InputError);  // 16 stages, pp4 × vpp2 = 8
+  CHECK_THROWS_AS(layers_per_chunk(60, 4, 4, lay), InputError);  // 61 't' for 60 layers
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tLm");
+  CHECK_THROWS_AS(layers_per_chunk(61, 4, 4, lay), InputError);
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tm|L");
+  CHECK_THROWS_AS(layers_per_chunk(61, 4, 5, lay), InputError);
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tmL|");  // an empty last stage: no loss there
+  CHECK_THROWS_AS(layers_per_chunk(61, 17, 1, lay), InputError);
+  CHECK_THROWS_AS(parse_pipeline_layout("Ex*4|L"), InputError);
+  CHECK_THROWS_AS(parse_pipeline_layout("E(t*4|L"), InputError);
+  CHECK_THROWS_AS(parse_pipeline_layout("Et*|L"), InputError);
+  lay.layout = intern_pipeline_layout("Et*4|(t*4|)*14tmL");
+  lay.account_for_loss = true;
+  CHECK_THROWS_AS(layers_per_chunk(61, 4, 4, lay), InputError);
+  // Through the scenario: the layout moves DeepSeek-V3's last virtual stage from 3 layers + MTP + head to 1 layer +
+  // MTP + head, the first from 3 to 4 (the default split gives chunks 0, 15 and 1 the 3 layers of 61 = 13 × 4 + 3 × 3).
+  ScenarioInput in;
+  in.model = std::string(PARSIM_TEST_DATA) + "/models/deepseek_v3_parsim.json";
+  in.plan = "tp1pp4dp64vpp4ep64etp1zero1";
+  in.gpu = "gb200";
+  in.gpus_per_node = 64;
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 4096;
+  const StepCosts even = compute_step_costs(resolve_scenario(in));
+  CHECK(even.layers_per_chunk.front() == 3);
+  CHECK(even.layers_per_chunk.back() == 3);
+  in.train.split.layout = intern_pipeline_layout("Et*4|(t*4|)*14tmL");
+  const Scenario laid = resolve_scenario(in);  // validates the plan (validate_plan)
+  CHECK(compute_step_costs(laid).layers_per_chunk == expect);
+  // The layout's MTP count must match the model's (Megatron-Core validate_layer_layout): DeepSeek-V3 has one.
+  in.train.split.layout = intern_pipeline_layout("Et*4|(t*4|)*14tL");
+  CHECK_THROWS_AS(resolve_scenario(in), InputError);
+}
+
 TEST_CASE("fsdp on the Megatron stack is Megatron-FSDP, on the PyTorch stack PyTorch FSDP") {
   // Megatron-FSDP optim_grads_params at N = 8, bf16: 16-bit weights 2, fp32 main grads 4, Adam state 12, all / N →
   // 0.25 + 0.5 + 1.5 B per parameter. PyTorch FSDP FULL_SHARD with bf16 MixedPrecision: fp32 shards 4 + 4 + 8, / N →

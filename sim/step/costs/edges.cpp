@@ -75,11 +75,14 @@ void add_mtp_costs(const CostContext& c, const PassCosts& embed, const PassCosts
   const double eh_f = gemm_time_s(hw, tokens, h_r, 2 * h, prec);
   const double eh_dgrad = gemm_time_s(hw, tokens, 2 * h, h_r, prec), eh_wgrad = gemm_time_s(hw, 2 * h, h_r, tokens, prec);
   const PassCosts lm = head;
+  // The module's embedding, layer and head copies come from passes compute_step_costs has already slowed to the
+  // slowest GPU of the plan (slowest_gpu_factor); its own eh_proj GEMMs take the same factor (until moe6 they did not).
+  const double slow = slowest_gpu_factor(hw, sc.plan.world());
   auto add = [&](PassCost& dst, const PassCost& e, const PassCost& layer, const PassCost& out, double gemms) {
     PassCost one = e;
     one += layer;
     one += out;
-    one.compute_s += gemms;
+    one.compute_s += gemms * slow;
     dst += one.scaled(n);
   };
   add(head.fwd, embed.fwd, last_layer.fwd, lm.fwd, eh_f);

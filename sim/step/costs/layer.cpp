@@ -133,13 +133,15 @@ ExpertBiasWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const E
 // time and each batch of ≤ 4 pays its own tail and launch gap. The fused grouped MLP (--moe-fused-grouped-mlp: TE's
 // CuTe-DSL grouped GEMM, Megatron-Bridge cutedsl_fused_grouped_mlp) is one launch over all local experts.
 constexpr int kTeGemmStreams = 4;
+// fast_accum: a forward GEMM (fp8 fast accumulation, gemm_time_s).
 double routed_gemm_s(const Hardware& hw, const TrainingConfig& tr, int groups, std::int64_t m, std::int64_t n,
-                     std::int64_t k) {
-  if (groups == 1) return gemm_time_s(hw, m, n, k, tr.precision);
-  if (tr.moe_fused_grouped_mlp || groups <= kTeGemmStreams) return grouped_gemm_time_s(hw, groups, m, n, k, tr.precision);
+                     std::int64_t k, bool fast_accum = false) {
+  const Precision p = tr.precision;
+  if (groups == 1) return gemm_time_s(hw, m, n, k, p, fast_accum);
+  if (tr.moe_fused_grouped_mlp || groups <= kTeGemmStreams) return grouped_gemm_time_s(hw, groups, m, n, k, p, fast_accum);
   const int full = groups / kTeGemmStreams, rest = groups % kTeGemmStreams;
-  return full * grouped_gemm_time_s(hw, kTeGemmStreams, m, n, k, tr.precision) +
-         (rest > 0 ? grouped_gemm_time_s(hw, rest, m, n, k, tr.precision) : 0.0);
+  return full * grouped_gemm_time_s(hw, kTeGemmStreams, m, n, k, p, fast_accum) +
+         (rest > 0 ? grouped_gemm_time_s(hw, rest, m, n, k, p, fast_accum) : 0.0);
 }
 
 // The routed experts' GEMMs of an MoE layer as layer_work lists them (models/flops.cpp routed_expert_gemms: fc1, fc2
@@ -262,12 +264,12 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
         routed = true;
         continue;
       }
-      time += gemm_time_s(hw, g.m, g.n, g.k, tr.precision);
+      time += gemm_time_s(hw, g.m, g.n, g.k, tr.precision, true);
       casts += 2;
     }
     if (routed)
       for (const GemmShape* g : {rg.fc1, rg.fc2}) {
-        time += routed_gemm_s(hw, tr, rg.groups, g->m, g->n, g->k);
+        time += routed_gemm_s(hw, tr, rg.groups, g->m, g->n, g->k, true);
         casts += 2;
       }
     if (casts > 0 && cast > 0) time += memory_bound_time_s(hw, cast, casts);
@@ -356,7 +358,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   int routed_groups = 0, other_gemms = 0;
   // (routed_gemm_s of one group is the plain GEMM.)
   auto time_of = [&](const GemmShape& g, int groups) {
-    return GemmTimes{routed_gemm_s(hw, tr, groups, g.m, g.n, g.k),
+    return GemmTimes{routed_gemm_s(hw, tr, groups, g.m, g.n, g.k, true),  // forward: fp8 fast accumulation
                      routed_gemm_s(hw, tr, groups, g.m, g.k, g.n),   // dX[m×k] = dY[m×n]·Wᵀ[n×k]
                      routed_gemm_s(hw, tr, groups, g.k, g.n, g.m)};  // dW[k×n] = Xᵀ[k×m]·dY[m×n]
   };

@@ -41,7 +41,8 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
   // The slowest GPU sets a synchronous step: every rank waits for every other at least once per step (the gradient
   // reduction; TP/CP/PP far more often), so the simulated rank computes at the slowest of the world's GPUs
   // (hardware/compute_cost.cpp slowest_gpu_factor: chip-to-chip speed spread under power management; σ set from
-  // Sinha et al. SC'22 in hardware/calibration.json, not fitted).
+  // Sinha et al. SC'22 in hardware/calibration.json, not fitted). add_mtp_costs below copies these slowed passes into
+  // the MTP module and slows its own eh_proj GEMMs by the same factor.
   if (const double slow = slowest_gpu_factor(hw, pl.world()); slow != 1.0) {
     auto slow_down = [slow](PassCosts& p) {
       for (PassCost* q : {&p.fwd, &p.bwd, &p.bwd_input, &p.bwd_weight}) q->compute_s *= slow;
