@@ -100,15 +100,18 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   LayerInventory L;
   Piece& f = L.fwd;
   Piece attn_b;
+  // Megatron's three jit_fuser fusions (bias-dropout-add ×2, bias-activation): as torch.compile functions one compiled
+  // call each plus an RNG-seed kernel per dropout fusion; as TorchScript (jit_fuser before torch 2.2) one call and one
+  // kernel each. The per-call host cost of either, for the backward's fusions.
+  const bool scripted = tr.jit_torchscript || st == HostStack::MegatronLocal;
+  const double fuse = scripted ? kScripted : kCompiled;
+  const Piece fusions = scripted ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
   switch (st) {
     case HostStack::MegatronCoreTE: {
       // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
       // TEDotProductAttention, bias-dropout-add ×2 and bias-activation as jit_fuser = torch.compile functions.
       f += {2 * kTeLnLinear + 2 * kTeLinear, 6, 0};
-      // + an RNG-seed kernel per dropout fusion under torch.compile; TorchScript (jit_fuser before torch 2.2, see the
-      // local spec below) one call and one kernel each.
-      const double fuse = tr.jit_torchscript ? kScripted : kCompiled;
-      f += tr.jit_torchscript ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
+      f += fusions;  // (torch.compile, or TorchScript before torch 2.2: see `fusions`)
       if (rope) f += {2 * kOp, 2, 0};                  // TE fused RoPE on q and k
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
@@ -134,13 +137,12 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       // "nvFuser is deprecated in PyTorch JIT starting from 2.2"): the 2023–24 containers (pytorch:23.04, torch
       // 2.1.0a0) ran the local spec's fusions as TorchScript, one call each and no separate RNG-seed kernel.
       const bool core = st == HostStack::MegatronCoreLocal;
-      const bool compiled = core && !tr.jit_torchscript;
       f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
-      f += compiled ? Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0} : Piece{3 * kScripted, 3, 0};
+      f += fusions;  // (legacy Megatron-LM: always TorchScript)
       if (rope) f += core ? Piece{2 * kOp, 2, 0} : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
-      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * (compiled ? kCompiled : kScripted)) + kLayerGlue,
+      L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * fuse) + kLayerGlue,
                   2 * 2 + 4 + 3 + 2 + (rope ? (core ? 2.0 : 12.0) : 0), 0};
       L.wgrad += {kBwdRatio * 2 * (kTorchLinear + 10), 4 + 4, 0};
       break;
