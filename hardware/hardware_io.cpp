@@ -308,14 +308,16 @@ void read_fields(const Reader& r, StrictObject& o, const std::string& path, T& o
   }
 }
 
-// An optional override of a fitted constant (never required, even without "base"): a fraction in (0,1]; absent, the
-// field keeps its value (0 = use hardware/calibration.json).
-void read_override(const Reader& r, StrictObject& o, const std::string& path, const char* key, double& dst) {
+// An optional key (never required, even without "base"), checked by `rule` (a fraction in (0,1] unless said): the
+// overrides of fitted constants (absent, the field keeps 0 = use hardware/calibration.json) and optional model values
+// with a default (fp8_fast_accum_gain: 1).
+void read_override(const Reader& r, StrictObject& o, const std::string& path, const char* key, double& dst,
+                   Rule rule = Rule::Fraction) {
   o.ignore(key);
   if (!o.has(key)) return;
   const double v = o.req_num(key);
-  if (!rule_ok(Rule::Fraction, v))
-    throw InputError(r.ctx + ": " + path + "." + key + " must be " + rule_text(Rule::Fraction) + ", got " + fmt_num(v, 6));
+  if (!rule_ok(rule, v))
+    throw InputError(r.ctx + ": " + path + "." + key + " must be " + rule_text(rule) + ", got " + fmt_num(v, 6));
   dst = v;
   r.set_paths.insert(path + "." + key);
 }
@@ -382,15 +384,7 @@ void read_gpu(const Reader& r, const json& j) {
     read_fields<ComputeModel>(r, c, "gpu.compute", r.hw.gpu.compute, r.all, compute_nums(), compute_ints(), {});
     read_override(r, c, "gpu.compute", "attn_causal_efficiency", r.hw.gpu.compute.attn_causal_override);
     // Optional even without "base" (default 1: no fast-accumulation gain, the Blackwell / AMD case).
-    c.ignore("fp8_fast_accum_gain");
-    if (c.has("fp8_fast_accum_gain")) {
-      const double v = c.req_num("fp8_fast_accum_gain");
-      if (!rule_ok(Rule::Positive, v))
-        throw InputError(r.ctx + ": gpu.compute.fp8_fast_accum_gain must be " + rule_text(Rule::Positive) + ", got " +
-                         fmt_num(v, 6));
-      r.hw.gpu.compute.fp8_fast_accum_gain = v;
-      r.set_paths.insert("gpu.compute.fp8_fast_accum_gain");
-    }
+    read_override(r, c, "gpu.compute", "fp8_fast_accum_gain", r.hw.gpu.compute.fp8_fast_accum_gain, Rule::Positive);
     c.finish();
   } else if (r.all) {
     throw InputError(r.ctx + ": missing key 'gpu.compute' (required when the file has no \"base\" preset)");
