@@ -383,14 +383,17 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   double attn_f = 0, attn_b = 0;
   if (tr.flash_attention) {
     const WindowTiles win = window_tiles(lw.attention);
+    // Transformer Engine on Blackwell under --deterministic with attention dropout runs flash-attn 2, not cuDNN
+    // (attention_fallback_profile: TE fused_attn.cpp); nullptr everywhere else.
+    const KernelProfile* curve = attention_fallback_profile(hw, tr.deterministic, m.dropout);
     if (win.keys_per_block > 0) {  // a sliding window: the whole tiles the kernel computes, at its short key loop
-      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
-      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
+      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
+      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
     } else {
       attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal);
+                                    lw.attention.causal, curve);
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal);
+                                    lw.attention.causal, curve);
     }
     if (tr.flash_v1) {
       // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
