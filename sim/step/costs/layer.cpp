@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 namespace parsim {
@@ -560,11 +558,6 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   }
   const MoeComm ep = moe ? moe_comm(c, lw, split) : MoeComm{};
 
-  if (std::getenv("PARSIM_DBG")) {
-    std::fprintf(stderr, "DBG kind attn=%d ffn=%d: gemm dense f %.3f dg %.3f wg %.3f | routed f %.3f dg %.3f wg %.3f | shared f %.3f | attn f %.3f b %.3f | elem f %.3f b %.3f (bytes %.3g kern %d) | cast f %.3f b %.3f | ep f %.3f b %.3f a2a %.3f | ovh %.3f ms; routed_rx %.0f\n",
-      (int)kind.attention, (int)kind.ffn, dense.f*1e3, dense.dgrad*1e3, dense.wgrad*1e3, routed.f*1e3, routed.dgrad*1e3, routed.wgrad*1e3, shared.f*1e3, attn_f*1e3, attn_b*1e3, elem_f*1e3, elem_b*1e3, elem_bytes_fwd, moe_kernels, cast_f*1e3, cast_b*1e3, ep.fwd_s*1e3, ep.bwd_s*1e3, ep.a2a_fwd_s*1e3, overhead*1e3, lw.routed_tokens_received);
-    for (const GemmShape& g : lw.gemms) std::fprintf(stderr, "  gemm %s %lld x %lld x %lld kind %d\n", g.name, (long long)g.m, (long long)g.n, (long long)g.k, (int)g.kind);
-  }
   PassCosts out;
   PassCost& fwd = out.fwd;
   fwd.compute_s = gemm_f + attn_f + elem_f + clamp_f + cast_f + overhead;
