@@ -340,7 +340,7 @@ inline std::vector<std::string> cv_data_files() {
   const std::string d = std::string(PARSIM_TEST_DATA) + "/validation/";
   return {d + "published_runs_usable.csv", d + "nemo_megatron_h100.csv", d + "megatron_ci_small.csv", d + "megatron_ci_2023.csv",
           d + "megatron_deepspeed_a100.csv", d + "nvidia_hopper_2025.csv", d + "blackwell.csv",
-          d + "small_models.csv", d + "amd_mi300.csv"};
+          d + "small_models.csv", d + "amd_mi300.csv", d + "small_models_a100.csv"};
 }
 
 }  // namespace parsim::validation

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <iostream>
+#include <map>
 
 using namespace parsim;
 using namespace parsim::validation;
@@ -398,9 +399,12 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // 12–64). Bounds: what the model reaches with the one fitted host factor (hardware/calibration.json), not the issue's
   // 10 % — S53 16.4 % mean (17.5 % before the local-spec rows said so, 19 % before deterministic mode's fills were
   // counted), small_models 12.1 %:
-  //   - S53 mean |error| ≤ 20 %, and its error does not grow with tensor parallelism the way the held-out small-model
+  //   - S53 mean |error| ≤ 26 %, and its error does not grow with tensor parallelism the way the held-out small-model
   //     family's did before the host was simulated (tp1 −32 % → tp8 −71 %): the tp ≥ 2 rows' mean signed error stays
-  //     within ±20 %, as do the tp1 rows';
+  //     within ±25 %, the tp1 rows' within ±27 %. (Were 20 / 20 / 20 % with the host factor 2.37 fitted on S53 and S54
+  //     alone: 16.6 % mean. Since the 80 vTrain Megatron-DeepSpeed A100 rows (S56, small_models_a100.csv, below) joined
+  //     the fit the factor is 2.015 — S56 wants ≈ 1.35, S54 1.98, S53 2.7 — and S53 reads 24.2 % mean, tp1 −25.0 %,
+  //     tp ≥ 2 −22.8 % signed: parsim too fast on the 2025 CI. Bounds = those + ≈ 2 points.)
   //   - small_models mean |error| ≤ 17 %, no row beyond 25 % (12.1 % mean, worst S52 nanoGPT −19.1 %, since the rows
   //     state llm.c's fused kernels, --cross-entropy-fusion --fused-residual-norm --activation-epilogue, and nanoGPT's
   //     PyTorch-2.0 FlashAttention-1 SDPA, --attention flash1; 20.9 % / 31.5 % before. Left: llm.c on A100 +12–14 %, nanoGPT's early
@@ -426,9 +430,9 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   std::printf("S53: %d rows, mean |err| %.1f %%; mean signed tp1 %+.1f %% (%d rows), tp>=2 %+.1f %% (%d rows)\n", n,
               100 * abs_sum / n, 100 * tp1_sum / tp1, tp1, 100 * tpn_sum / tpn, tpn);
   CHECK(failed == 0);
-  CHECK(abs_sum / n <= 0.20);
-  CHECK(std::fabs(tp1_sum / tp1) <= 0.20);
-  CHECK(std::fabs(tpn_sum / tpn) <= 0.20);
+  CHECK(abs_sum / n <= 0.26);
+  CHECK(std::fabs(tp1_sum / tp1) <= 0.27);
+  CHECK(std::fabs(tpn_sum / tpn) <= 0.25);
 
   // tests/data/validation/megatron_ci_2023.csv (S54): 27 Megatron-LM Selene CI runs of 2023-24 of the same 12 × 512
   // GPT on 8 DGX A100 — legacy fp16, Megatron-Core local spec and one TE run, tp1-4, pp1-4, vpp3 — the second
@@ -442,7 +446,7 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
   // hosts, as the batched p2p's synchronize does without interleaving). Since every CI row also states
   // --no-gradient-accumulation-fusion and the 10 Megatron-Core rows --jit-fuser torchscript (torch 2.1 in pytorch:23.04:
   // TorchScript fusions, megatron/core/jit.py @88ddc36ec7), at the refitted 2.37: mean 17.9 %, worst L0016 +41.5 %,
-  // signed +17.8 %. Bounds: mean ≤ 20 %, every row simulates and none is beyond 60 %, the interleaved rows' mean
+  // signed +17.8 %; at 2.015 (S56 in the fit, above): mean 9.5 %, interleaved rows −9.3 % signed. Bounds: mean ≤ 20 %, every row simulates and none is beyond 60 %, the interleaved rows' mean
   // signed error within ±15 %.
   const std::vector<PublishedRun> ci23 = load_published_runs(dir + "megatron_ci_2023.csv");
   CHECK(ci23.size() == 27);
@@ -472,4 +476,47 @@ TEST_CASE("validation: step time of the host-bound Megatron-LM CI runs (S53, S54
     CHECK(std::fabs(r.error) <= 0.25);
   }
   CHECK(stats.back().mean_abs <= 0.17);
+}
+
+TEST_CASE("validation: step time of the small-model single-node family (S56: vTrain's Megatron-DeepSpeed A100 runs)") {
+  // tests/data/validation/small_models_a100.csv: 80 measured runs of GPT 24 × 1024 and 24 × 2048 (fp16, full
+  // recompute, unfused attention, Megatron-DeepSpeed) on one 8-GPU A100 node, tp 1/2/4/8 × micro-batch 1/2/4/8 with
+  // 2–16 micro-batches per step (github.com/VIA-Research/vTrain data/ground_truth_single.csv @f8dda8473a) — the in-repo
+  // analogue of the held-out small-model family, where parsim was once 37 % too fast. With the host factor fitted on
+  // S53 and S54 alone (2.37) parsim was 49.8 % too SLOW here (mean |error| 49.8 %, signed +49.6 %, worst V0059
+  // +109 %; tp1 +37, tp2 +54, tp4 +71, tp8 +37 %; mbs1 +60, mbs8 +16 %): the runs' host issues each op ≈ 1.4× the
+  // micro-benchmark cost on the a100 preset's host, the CI runs 2–2.7×. Refitted with S56 (2.015, calibration.json),
+  // measured on this commit: mean |error| 30.6 %, signed +30.0 %, worst V0059 +78.3 %; by tp signed +22.7 / +34.0 /
+  // +46.2 / +17.1 %; by micro-batch +36.2 / +35.6 / +19.4 / +9.6 %. Bounds = those + 2–4 points: mean |error| ≤ 33 %,
+  // every row within 82 %, each tp's mean signed error within ±50 %, and the micro-batch-8 rows (GPU-bound) within
+  // ±15 %. What is left (tests/data/validation/README.md, S56): the per-step fixed host work (parsim 10–30 ms, the runs
+  // ≤ 2 ms beyond their GPU work) and the one host factor the three host-bound sources do not share.
+  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/small_models_a100.csv";
+  const std::vector<PublishedRun> rows = load_published_runs(path);
+  CHECK(rows.size() == 80);
+  double abs_sum = 0, mbs8_sum = 0;
+  int n = 0, mbs8 = 0;
+  std::map<int, std::pair<double, int>> by_tp;
+  for (const auto& r : evaluate_runs(rows)) {
+    CAPTURE(r.run->row_id());
+    REQUIRE(r.ok);
+    abs_sum += std::fabs(r.error);
+    ++n;
+    CHECK(std::fabs(r.error) <= 0.82);
+    auto& t = by_tp[parse_plan(r.args.plan).tp];
+    t.first += r.error, ++t.second;
+    if (r.args.train.mbs == 8) mbs8_sum += r.error, ++mbs8;
+  }
+  REQUIRE(n == 80);
+  std::printf("S56: %d rows, mean |err| %.1f %%; micro-batch 8 mean signed %+.1f %% (%d rows)\n", n, 100 * abs_sum / n,
+              100 * mbs8_sum / std::max(1, mbs8), mbs8);
+  CHECK(abs_sum / n <= 0.33);
+  CHECK(by_tp.size() == 4);
+  for (const auto& kv : by_tp) {
+    const int tp = kv.first;
+    CAPTURE(tp);
+    CHECK(std::fabs(kv.second.first / kv.second.second) <= 0.50);
+  }
+  REQUIRE(mbs8 == 8);
+  CHECK(std::fabs(mbs8_sum / mbs8) <= 0.15);
 }
