@@ -21,6 +21,7 @@ FittedConstants parse_calibration() {
   cal.fp8_training_fraction = v("fp8_training_fraction");
   cal.attn_causal_efficiency = v("attn_causal_efficiency");
   cal.host_megatron = v("host_megatron");
+  cal.host_legacy = v("host_legacy");
   cal.host_pytorch = v("host_pytorch");
   cal.gpu_speed_spread_pct = v("gpu_speed_spread_pct");
   return cal;

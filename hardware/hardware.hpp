@@ -151,7 +151,8 @@ struct FittedConstants {
   double sustained_pytorch = 0.74;       // … in a PyTorch-native (FSDP/DDP) step
   double fp8_training_fraction = 0.926;  // fp8 GEMMs in training relative to the best-shape fp8 MAMF
   double attn_causal_efficiency = 0.8;   // causal flash-attention kernels relative to the non-causal curves
-  double host_megatron = 1.0;            // real host time per op of a Megatron process / the micro-benchmark unit costs
+  double host_megatron = 1.0;            // real host time per op of a Megatron-Core process / the micro-benchmark unit costs
+  double host_legacy = 1.0;              // … of a legacy Megatron-LM / Megatron-DeepSpeed process (--stack megatron-legacy)
   double host_pytorch = 1.0;             // … of a PyTorch-native process
   double gpu_speed_spread_pct = 0.0;     // σ of chip-to-chip GPU speed (%): a synchronous step runs at the slowest
 };

@@ -109,6 +109,11 @@ enum class HostStack : std::uint8_t { MegatronCoreTE, MegatronCoreLocal, Megatro
 // Megatron-Core's training loop (loss and gradient NaN checks with their syncs, the post-step reductions).
 inline bool megatron_core(HostStack s) { return s == HostStack::MegatronCoreTE || s == HostStack::MegatronCoreLocal; }
 const char* host_stack_name(HostStack s);
+// Which fitted host constant of hardware/calibration.json scales a run's host (sim/step/costs/host.cpp host_model), one
+// per software stack: PyTorch-native processes host_pytorch, Megatron-Core (TE or local spec) host_megatron, the legacy
+// Megatron-LM / Megatron-DeepSpeed program (--stack megatron-legacy) host_legacy.
+enum class HostConstant : std::uint8_t { Pytorch, Megatron, Legacy };
+HostConstant host_constant(const TrainingConfig& t);
 struct HostModel {
   HostStack stack = HostStack::MegatronCoreTE;
   bool megatron() const { return stack != HostStack::PyTorchEager; }

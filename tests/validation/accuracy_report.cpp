@@ -5,7 +5,8 @@
 //     FILTER   a source id (S04) or a row id (R0001), case-insensitive; several are OR-ed; none = every row
 //     --sort   rows by |error|, largest first (default: file order)
 //     --tsv    tab-separated rows with a header (for scripts), no per-source table
-//     --host-megatron X  use host factor X for the Megatron stack instead of calibration.json's (exploration)
+//     --host-megatron X  use host factor X for the Megatron-Core stack instead of calibration.json's (exploration)
+//     --host-legacy X    the same for the legacy Megatron-LM / Megatron-DeepSpeed stack (--stack megatron-legacy)
 //     --data   another CSV with the same columns (default: tests/data/validation/published_runs_usable.csv)
 //     --cv     leave-one-source-out cross-validation of the fitted constants (hardware/calibration.json) over every
 //              measured file of tests/data/validation (cross_validation.hpp): per source, the in-sample error (constants
@@ -49,7 +50,7 @@ int run_cv() {
   std::printf("%-24s %12s %18s\n", "constant", "all rows", "calibration.json");
   for (const CvConstant& c : consts)
     std::printf("%-24s %12.3f %18.3f\n", c.name, cv.all.*c.field, default_fitted_constants().*c.field);
-  std::printf("host_megatron is fitted on the host-bound rows only (the prediction moves > %.0f %% between factors %.1f "
+  std::printf("host_megatron and host_legacy are fitted on the host-bound rows of their program only (the prediction moves > %.0f %% between factors %.1f "
               "and %.1f); a fit with none falls back to 1\n\n",
               100 * kHostBoundShift, kHostProbeLo, kHostProbeHi);
   std::printf("%-6s %5s %10s %10s %14s   refitted without the source:", "source", "rows", "host-bound", "in-sample",
@@ -100,6 +101,10 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) return usage("--host-megatron needs a factor");
       host_megatron_override() = std::atof(argv[++i]);
       if (!(host_megatron_override() > 0)) return usage("--host-megatron needs a positive factor");
+    } else if (arg == "--host-legacy") {
+      if (i + 1 >= argc) return usage("--host-legacy needs a factor");
+      host_legacy_override() = std::atof(argv[++i]);
+      if (!(host_legacy_override() > 0)) return usage("--host-legacy needs a positive factor");
     } else if (arg == "--hw-dir") {
       if (i + 1 >= argc) return usage("--hw-dir needs a folder");
       hardware_override_dir() = argv[++i];

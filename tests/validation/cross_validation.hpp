@@ -11,12 +11,15 @@
 // fixed grid and search order, no per-row constant.
 //
 // Constants covered: sustained_megatron, sustained_pytorch (the in-training fraction of microbenchmark speed, one per
-// stack, shared by every GPU), fp8_training_fraction (fp8 rows), attn_causal_efficiency (every causal LM) and
-// host_megatron (the Megatron host-time factor). host_pytorch has no range (no host-bound PyTorch run in the data).
+// stack, shared by every GPU), fp8_training_fraction (fp8 rows), attn_causal_efficiency (every causal LM),
+// host_megatron (the host-time factor of Megatron-Core) and host_legacy (that of the legacy Megatron-LM /
+// Megatron-DeepSpeed program; sim/step/costs.hpp host_constant). host_pytorch has no range (no host-bound PyTorch run
+// in the data).
 //
-// The host factor is fitted on the host-bound rows only (mark_host_bound: the rows whose prediction it moves, today
-// the Megatron-LM CI runs of S53); every other constant on every row. With no host-bound row among the fit rows the
-// factor is not identified and falls back to 1 (the micro-benchmark unit costs of sim/step/costs/host.cpp).
+// The host factors are fitted on the host-bound rows only (mark_host_bound: the rows whose prediction they move —
+// the Megatron-LM CI runs of S53/S54 and the small-model single-node runs of S56), each on the rows of its own program;
+// every other constant on every row. With no host-bound row of its program among the fit rows a host factor is not
+// identified and falls back to 1 (the micro-benchmark unit costs of sim/step/costs/host.cpp).
 //
 // Cost: the searches probe the same grid points from the same start, so a memo of each row's prediction keyed by the
 // constants it depends on makes the leave-one-out refits mostly re-use the all-rows fit's simulations; only a source
@@ -24,6 +27,7 @@
 #pragma once
 #include "published_runs.hpp"
 #include "sim/core/json_strict.hpp"
+#include "sim/step/costs.hpp"  // host_constant
 
 #include <algorithm>
 #include <array>
@@ -52,6 +56,7 @@ inline std::vector<CvConstant> cv_constants() {
       {"fp8_training_fraction", &FittedConstants::fp8_training_fraction},
       {"attn_causal_efficiency", &FittedConstants::attn_causal_efficiency},
       {"host_megatron", &FittedConstants::host_megatron},
+      {"host_legacy", &FittedConstants::host_legacy},
       {"host_pytorch", &FittedConstants::host_pytorch},
       {"gpu_speed_spread_pct", &FittedConstants::gpu_speed_spread_pct}};
   for (const auto& [name, field] : all) {
@@ -67,10 +72,10 @@ struct CvRow {
   std::optional<Scenario> sc;  // empty when the row cannot be simulated
   double measured_s = 0;
   bool megatron = false;       // Megatron-Core + TE kernels (sustained_megatron)
-  bool megatron_host = false;  // a Megatron host program (host_megatron): Megatron-Core or legacy Megatron-LM
+  HostConstant host = HostConstant::Pytorch;  // the host constant of its program (sim/step/costs.hpp host_constant)
   bool fp8 = false;
   bool host_bound = false;  // its prediction moves by more than kHostBoundShift across the host factor's range
-  mutable std::map<std::array<double, 7>, double> memo;  // prediction by the constants the row depends on
+  mutable std::map<std::array<double, 8>, double> memo;  // prediction by the constants the row depends on
 };
 
 // A row identifies the host factor when its predicted step changes by more than kHostBoundShift between factor 1 (the
@@ -92,7 +97,7 @@ inline std::vector<CvRow> cv_rows(const std::vector<PublishedRun>& runs) {
       c.measured_s = r.measured_step_s();
       c.sc = make_run_scenario(r);
       c.megatron = c.sc->train.stack == Stack::Megatron;
-      c.megatron_host = c.megatron || c.sc->train.stack == Stack::MegatronLegacy;
+      c.host = host_constant(c.sc->train);
       c.fp8 = c.sc->train.precision == Precision::FP8;
     } catch (const std::exception&) {
       c.sc.reset();
@@ -104,13 +109,15 @@ inline std::vector<CvRow> cv_rows(const std::vector<PublishedRun>& runs) {
 
 // Whether the row's prediction reads constant `field`: the compute model reads the sustained fraction of its kernel
 // stack (hardware/compute_cost.cpp sustained_fraction), fp8 rows the fp8 fraction, every row the causal factor, the
-// host model the host factor of its host program (sim/step/costs/host.cpp).
+// host model the host factor of its host program (sim/step/costs/host.cpp host_model: Megatron-Core, legacy Megatron
+// or PyTorch-native).
 inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
   if (field == &FittedConstants::sustained_megatron) return r.megatron;
   if (field == &FittedConstants::sustained_pytorch) return !r.megatron;
   if (field == &FittedConstants::fp8_training_fraction) return r.fp8;
-  if (field == &FittedConstants::host_megatron) return r.megatron_host;
-  if (field == &FittedConstants::host_pytorch) return !r.megatron_host;
+  if (field == &FittedConstants::host_megatron) return r.host == HostConstant::Megatron;
+  if (field == &FittedConstants::host_legacy) return r.host == HostConstant::Legacy;
+  if (field == &FittedConstants::host_pytorch) return r.host == HostConstant::Pytorch;
   if (field == &FittedConstants::gpu_speed_spread_pct) return r.sc && r.sc->plan.world() > 1;
   return true;  // attn_causal_efficiency
 }
@@ -120,10 +127,11 @@ inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
 inline double cv_predict(const CvRow& r, const FittedConstants& k) {
   if (!r.sc) return std::nan("");
   auto dep = [&](double FittedConstants::*f) { return row_depends(r, f) ? k.*f : 0.0; };
-  const std::array<double, 7> key = {dep(&FittedConstants::sustained_megatron), dep(&FittedConstants::sustained_pytorch),
+  const std::array<double, 8> key = {dep(&FittedConstants::sustained_megatron), dep(&FittedConstants::sustained_pytorch),
                                      dep(&FittedConstants::fp8_training_fraction),
                                      dep(&FittedConstants::attn_causal_efficiency), dep(&FittedConstants::host_megatron),
-                                     dep(&FittedConstants::host_pytorch), dep(&FittedConstants::gpu_speed_spread_pct)};
+                                     dep(&FittedConstants::host_legacy), dep(&FittedConstants::host_pytorch),
+                                     dep(&FittedConstants::gpu_speed_spread_pct)};
   if (auto it = r.memo.find(key); it != r.memo.end()) return it->second;
   Scenario sc = *r.sc;
   sc.hw.calib = k;
@@ -153,13 +161,18 @@ inline double cv_loss(const std::vector<CvRow>& rows, Use use, const FittedConst
   return n > 0 ? sum / n : 0.0;
 }
 
-// Marks the rows that identify the host factor (kHostBoundShift).
+// Whether constant `field` is one of the Megatron host factors (fitted on host-bound rows only).
+inline bool host_constant(double FittedConstants::*field) {
+  return field == &FittedConstants::host_megatron || field == &FittedConstants::host_legacy;
+}
+
+// Marks the rows that identify their stack's host factor (kHostBoundShift).
 inline void mark_host_bound(std::vector<CvRow>& rows) {
   FittedConstants lo = default_fitted_constants(), hi = lo;
-  lo.host_megatron = kHostProbeLo;
-  hi.host_megatron = kHostProbeHi;
+  lo.host_megatron = lo.host_legacy = kHostProbeLo;
+  hi.host_megatron = hi.host_legacy = kHostProbeHi;
   for (CvRow& r : rows) {
-    if (!r.megatron_host) continue;
+    if (r.host == HostConstant::Pytorch) continue;
     const double a = cv_predict(r, lo), b = cv_predict(r, hi);
     r.host_bound = std::isfinite(a) && std::isfinite(b) && b > (1 + kHostBoundShift) * a;
   }
@@ -180,10 +193,11 @@ inline FittedConstants cv_fit_if(const std::vector<CvRow>& rows, Use use, Fitted
   for (int round = 0; round < max_rounds; ++round) {
     bool moved = false;
     for (const CvConstant& c : consts) {
-      const bool host = c.field == &FittedConstants::host_megatron;
-      if (host && std::none_of(rows.begin(), rows.end(), [&](const CvRow& r) { return r.host_bound && use(r); })) {
-        moved = moved || k.host_megatron != 1.0;
-        k.host_megatron = 1.0;  // not identified without a host-bound row
+      const bool host = host_constant(c.field);
+      auto identifies = [&](const CvRow& r) { return r.host_bound && use(r) && row_depends(r, c.field); };
+      if (host && std::none_of(rows.begin(), rows.end(), identifies)) {
+        moved = moved || k.*c.field != 1.0;
+        k.*c.field = 1.0;  // not identified without a host-bound row of its stack
         continue;
       }
       const int n = static_cast<int>(std::lround((c.hi - c.lo) / kGridStep));
@@ -194,7 +208,8 @@ inline FittedConstants cv_fit_if(const std::vector<CvRow>& rows, Use use, Fitted
         if (auto it = seen.find(i); it != seen.end()) return it->second;
         FittedConstants t = k;
         t.*c.field = at(i);
-        return seen[i] = cv_loss(rows, use, t, host);
+        // a host factor: over the host-bound rows of its own stack; any other constant: over every fit row
+        return seen[i] = host ? cv_loss(rows, identifies, t, true) : cv_loss(rows, use, t);
       };
       int centre = std::clamp(static_cast<int>(std::lround((k.*c.field - c.lo) / kGridStep)), 0, n), best = centre;
       for (int moves = 0; moves < 2 * n / w + 2; ++moves) {
@@ -340,7 +355,7 @@ inline std::vector<std::string> cv_data_files() {
   const std::string d = std::string(PARSIM_TEST_DATA) + "/validation/";
   return {d + "published_runs_usable.csv", d + "nemo_megatron_h100.csv", d + "megatron_ci_small.csv", d + "megatron_ci_2023.csv",
           d + "megatron_deepspeed_a100.csv", d + "nvidia_hopper_2025.csv", d + "blackwell.csv",
-          d + "small_models.csv", d + "amd_mi300.csv"};
+          d + "small_models.csv", d + "amd_mi300.csv", d + "small_models_a100.csv"};
 }
 
 }  // namespace parsim::validation

@@ -194,8 +194,13 @@ inline std::string& hardware_override_dir() {
   return dir;
 }
 
-// Calibration aid (parsim_accuracy --host-megatron X): a host factor that replaces calibration.json's (≤ 0 = none).
+// Calibration aids (parsim_accuracy --host-megatron X / --host-legacy X): a host factor that replaces
+// calibration.json's for the Megatron-Core / the legacy Megatron stack (≤ 0 = none).
 inline double& host_megatron_override() {
+  static double v = 0;
+  return v;
+}
+inline double& host_legacy_override() {
   static double v = 0;
   return v;
 }
@@ -224,6 +229,7 @@ inline Scenario make_run_scenario(const PublishedRun& run) {
   try {
     Scenario sc = resolve_scenario(a);
     if (host_megatron_override() > 0) sc.hw.calib.host_megatron = host_megatron_override();
+    if (host_legacy_override() > 0) sc.hw.calib.host_legacy = host_legacy_override();
     return sc;
   } catch (const InputError& e) {
     throw InputError(run.row_id() + ": " + e.what());

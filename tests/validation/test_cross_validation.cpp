@@ -2,19 +2,29 @@
 // source of tests/data/validation out at a time (cross_validation.hpp), each source predicted out of sample.
 //
 // Constants refitted (hardware/calibration.json, one value per stack or one in all, shared by every GPU): the in-training
-// sustained fraction of each stack, fp8's in-training fraction, the causal-attention factor and the Megatron host factor.
+// sustained fraction of each stack, fp8's in-training fraction, the causal-attention factor and the host factors of the
+// two Megatron programs (Megatron-Core: host_megatron; legacy Megatron-LM / Megatron-DeepSpeed: host_legacy).
 //
 // Bounds asserted — what the model reaches today, NOT the issue-9 target (out-of-sample mean ≤ 8 %, no source
 // > 15 %), which is not reached: the sources parsim misses (S53 Megatron-LM CI 18 % in sample, S30/S52 small
 // Megatron-DeepSpeed / nanoGPT runs ≈ 28 %, S50 MI325X FSDP2 ≈ 22 %) are off for reasons no refit of a shared constant
 // repairs (host-bound tiny models, legacy kernels, MI300-class GEMM/attention curves without a measured fp8 ceiling).
-// The host factor is fitted only on the rows that identify it (cross_validation.hpp: the prediction moves > 10 %
-// between factors 1 and 3). Those are 70 of S53's 73 rows (Megatron-LM CI 2025) and all 27 rows of S54 (Megatron-LM
-// Selene CI 2023-24: legacy fp16 and Megatron-Core local spec), and no other source's. With S53 alone, leaving it out
-// left the factor unidentified (it fell back to 1 and S53 was predicted at 59 %); with S54 each host-bound source is
-// predicted with the factor the other one sets. Within S53 the factor is also cross-validated across configurations
+// The host factors are fitted only on the rows that identify them (cross_validation.hpp: the prediction moves > 10 %
+// between factors 1 and 3), each on its own program's rows. Those are 70 of S53's 73 rows (Megatron-LM CI 2025), all
+// 27 rows of S54 (Megatron-LM Selene CI 2023-24: 17 legacy fp16, 10 Megatron-Core local spec / TE) and 73 of S56's 80
+// (vTrain, Megatron-DeepSpeed), and no other source's. With S53 alone, leaving it out left the factor unidentified (it
+// fell back to 1 and S53 was predicted at 59 %); now each host-bound source is predicted with the factors the others
+// set (host_megatron without S53 from S54's Megatron-Core rows; host_legacy without S56 from S54's legacy rows). Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 9.4 % in sample, 10.6 % out of sample (S53
+// Measured on this commit (parsim_accuracy --cv, 484 rows): mean over 26 sources 9.7 % in sample, 11.0 % out of
+// sample since the 80 vTrain Megatron-DeepSpeed runs on one 8-GPU A100 node joined (S56, small_models_a100.csv: GPT
+// 24 x 1024 / 24 x 2048, fp16, full recompute, tp 1-8, mbs 1-8 — the in-repo analogue of the held-out small-model
+// family; 73 of its 80 rows are host-bound) and the legacy Megatron-LM / Megatron-DeepSpeed program got its own host
+// constant (host_legacy 1.54: S56 and S54's 17 legacy rows; host_megatron 2.53: S53 and S54's 10 Megatron-Core rows).
+// S56 12.9 % in / 24.7 % out (host_legacy 1.895 without it), S53 15.8 % in / 22.1 % out (host_megatron 2.075 without
+// it), S54 21.6 % in / 26.7 % out; every other source within 0.8 point of its figure below. With one host factor for
+// both programs (2.015) it was 10.3 % / 12.1 %: S56 30.6 / 49.8 %, S53 23.8 / 39.2 %, S54 9.5 / 9.5 % — the three
+// sources want ≈ 1.4, 2.0 and 2.7. Before S56: mean over 25 sources 9.4 % in sample, 10.6 % out of sample (S53
 // 16.3 % in / 24.0 % out since GB200's deterministic runs with attention dropout run flash-attn 2, not cuDNN: C0073;
 // the fitted constants did not move); before that 9.5 % / 10.6 % (S51
 // 10.7 %, S52 19.1 %, S04 10.0 %, S48 15.5 % out of sample, merged with cv5); before the llm.c, nanoGPT and llm-foundry rows stated
@@ -30,7 +40,8 @@
 // DGX H100 ↔ A100 + GB200 18.7 % / 21.9 %, Transformer Engine ↔ local spec 17.8 % / 14.0 %, deterministic ↔ not
 // 17.5 % / 20.0 % out of sample. Asserted:
 //   - mean over sources of the out-of-sample error ≤ 15 %;
-//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 26 % out of sample, S54 ≥ 25 and ≤ 32 %;
+//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 25 % out of sample (22.1 %), S54 ≥ 25 and ≤ 29 %
+//     (26.7 %), S56 ≥ 70 and ≤ 27 % (24.7 %);
 //   - every other source: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
 //     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
 //     and S04 each set most of their stack's sustained fraction — without them Megatron 0.73, PyTorch 0.635 — and
@@ -57,18 +68,23 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   for (const CvSource& s : cv.sources)
     std::printf("%-6s %5d %9.1f%% %13.1f%%\n", s.source.c_str(), s.rows, 100 * s.in_sample, 100 * s.out_of_sample);
   std::printf("mean         %9.1f%% %13.1f%%\n", 100 * cv.mean_in, 100 * cv.mean_out);
-  CHECK(cv.sources.size() >= 20);
+  CHECK(cv.sources.size() >= 26);
   CHECK(cv.mean_out <= 0.15);
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
     if (s.source == "S53") {
       CHECK(s.host_bound_rows >= 60);
-      CHECK(s.out_of_sample <= 0.26);
+      CHECK(s.out_of_sample <= 0.25);
       continue;
     }
     if (s.source == "S54") {
       CHECK(s.host_bound_rows >= 25);
-      CHECK(s.out_of_sample <= 0.32);
+      CHECK(s.out_of_sample <= 0.29);
+      continue;
+    }
+    if (s.source == "S56") {
+      CHECK(s.host_bound_rows >= 70);
+      CHECK(s.out_of_sample <= 0.27);
       continue;
     }
     CHECK(s.host_bound_rows == 0);
