@@ -189,6 +189,7 @@ private:
     std::vector<std::uint32_t> pending;                      // per task: its predecessors
     std::vector<std::uint32_t> stream_begin, stream_tasks;   // per stream: its tasks in insertion order
     std::vector<std::uint32_t> device_begin, device_streams; // per device: its GPU streams
+    std::vector<std::uint32_t> compute_begin, compute_streams;  // per device: its Compute streams (SM contention)
     std::vector<std::uint32_t> host_begin, host_prog;        // per device: its host program in program order
   };
   mutable Derived derived_;  // (filled by Executor::run: one executor at a time per graph)

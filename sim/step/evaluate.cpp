@@ -22,6 +22,7 @@ struct Evaluator::State {
   // fix_hardware(): collective costs memoised across plans, one memo per hardware — sc.hw (the same for every
   // scenario, the caller's promise) and *megatron_hw (cleared whenever that pointer changes).
   bool fixed_hw = false;
+  PrecheckMemo precheck;  // the memory pre-check's walk of the pipeline order, by its inputs (exact: analysis.hpp)
   CollectiveMemo coll_plain, coll_megatron;
   CollectiveMemos memos() {
     return fixed_hw ? CollectiveMemos{&coll_plain, megatron_hw ? &coll_megatron : nullptr} : CollectiveMemos{};
@@ -54,7 +55,7 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return r
 MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
   if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
   st_->costs = st_->costs_of(sc);
-  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules);
+  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules, &st_->precheck);
 }
 
 void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) {
