@@ -12,6 +12,8 @@ namespace parsim::engine {
 
 namespace {
 constexpr StreamId kNoStream = ~StreamId{0};
+// Pending events up to which the event queue stays an unsorted array (see heap_place below).
+constexpr std::size_t kLinearMax = 32;
 }  // namespace
 
 // ---------------------------------------------------------------- TaskGraph
@@ -182,9 +184,11 @@ Executor::Event Executor::heap_pop() {
   if (!heap_mode_) {  // a scan for the least (time, seq)
     TimeNs bt = heap_[0].time;
     std::uint64_t bs = heap_[0].seq;
-    for (std::size_t i = 1; i < heap_.size(); ++i) {
+    const std::size_t n = heap_.size();
+    for (std::size_t i = 1; i < n; ++i) {
       const TimeNs t = heap_[i].time;
-      if (t < bt || (t == bt && heap_[i].seq < bs)) {
+      if (t > bt) continue;  // (most entries: one test)
+      if (t < bt || heap_[i].seq < bs) {
         bt = t;
         bs = heap_[i].seq;
         at = i;

@@ -307,8 +307,7 @@ private:
   };
   std::vector<TaskState> ts_;
   std::vector<Event> heap_;  // the event queue: unsorted while small, a binary heap once large (heap_mode_)
-  bool heap_mode_ = false;
-  static constexpr std::size_t kLinearMax = 32;
+  bool heap_mode_ = false;  // (the switch-over size, kLinearMax, is in engine.cpp)
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
   std::vector<std::uint64_t> kprefix_;  // kernels issued before each program item
