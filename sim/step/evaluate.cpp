@@ -27,6 +27,22 @@ struct Evaluator::State {
   CollectiveMemos memos() {
     return fixed_hw ? CollectiveMemos{&coll_plain, megatron_hw ? &coll_megatron : nullptr} : CollectiveMemos{};
   }
+  // shortened = sc — but under fix_hardware, once it holds the promised hardware, without copying the Hardware again
+  // (its provenance map alone costs more than the rest of the copy): the other members are assigned, the hardware is
+  // equal by the promise.
+  bool shortened_has_hw = false;
+  void assign_shortened(const Scenario& sc) {
+    if (!fixed_hw || !shortened_has_hw) {
+      shortened = sc;
+      shortened_has_hw = fixed_hw;
+      return;
+    }
+    const auto& [model, hw, plan, train] = sc;  // (a compile error when Scenario gains a member: assign it here too)
+    (void)hw;
+    shortened.model = model;
+    shortened.plan = plan;
+    shortened.train = train;
+  }
   StepCosts costs_of(const Scenario& sc) {
     const CollectiveMemos m = memos();
     return compute_step_costs(sc, megatron_hw, &m);
@@ -65,6 +81,7 @@ void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) {
 
 void Evaluator::fix_hardware(bool same) {
   st_->fixed_hw = same;
+  st_->shortened_has_hw = false;
   st_->coll_plain.clear();
   st_->coll_megatron.clear();
   st_->lowering.collectives = same ? &st_->coll_plain : nullptr;
@@ -95,7 +112,7 @@ StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool 
     const auto [m1, m2] = steady_state_runs(sc);
     // The same scenario with m1, then m2 micro-batches (one copy kept in the evaluator's state).
     Scenario& shortened = st_->shortened;
-    shortened = sc;
+    st_->assign_shortened(sc);
     shortened.train.gbs = m1 * sc.plan.dp * sc.train.mbs;
     // (compute_step_costs does not read the batch: the second run keeps the first one's costs). The memory of the
     // first run is never read — extend_steady_state takes memory from the second, whose warm-up holds the peak — so
