@@ -38,6 +38,8 @@
 // backward FLOPs = 2.5 × forward (FlashAttention benchmark
 // convention, domain notes §2) at the backward's own eff_max and s_half. fp8 training runs attention in bf16
 // (Transformer Engine's default: fp8 dot-product attention is opt-in, NVTE_FP8_DPA / fp8_dpa), so fp8 uses the bf16 peak.
+// Where Transformer Engine cannot run its cuDNN fused attention (Blackwell, deterministic, attention dropout:
+// attention_fallback_profile) the same formula runs on the FlashAttention-2 curves of the preset's "pytorch" profile.
 #include "hardware/hardware.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text.hpp"
@@ -86,7 +88,7 @@ double attention_efficiency(const ComputeModel& c, double eff_max, double s_half
 }
 
 double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::int64_t d, Precision p, bool bwd,
-                      bool causal) {
+                      bool causal, const KernelProfile* curve) {
   if (!(flops >= 0) || !std::isfinite(flops))
     throw InputError("attention FLOPs must be a finite number ≥ 0, got " + fmt_num(flops));
   if (seq < 1 || d < 1)
@@ -96,9 +98,12 @@ double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::i
   (void)hw.gpu.peak_flops(p);
   const double peak = p == Precision::FP32 ? hw.gpu.peak_fp32 : p == Precision::FP16 ? hw.gpu.peak_fp16 : hw.gpu.peak_bf16;
   const auto& c = hw.gpu.compute;
+  const double eff_max = curve ? (bwd ? curve->attn_bwd_efficiency : curve->attn_fwd_efficiency)
+                               : (bwd ? c.attn_bwd_efficiency : c.attn_fwd_efficiency);
+  const double s_half = curve ? (bwd ? curve->attn_bwd_seq_half : curve->attn_fwd_seq_half)
+                              : (bwd ? c.attn_bwd_seq_half : c.attn_seq_half);
   const double eff = sustained_fraction(hw) * (causal ? attn_causal_fraction(hw) : 1.0) *
-                     (bwd ? attention_efficiency(c, c.attn_bwd_efficiency, c.attn_bwd_seq_half, seq, d)
-                          : attention_efficiency(c, c.attn_fwd_efficiency, c.attn_seq_half, seq, d));
+                     attention_efficiency(c, eff_max, s_half, seq, d);
   return (bwd ? 2.5 : 1.0) * flops / (peak * eff) + c.kernel_overhead_s;
 }
 
@@ -203,13 +208,20 @@ double gemm_time_s(const Hardware& hw, std::int64_t m, std::int64_t n, std::int6
 }
 
 double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
-                            bool causal) {
-  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, false, causal);
+                            bool causal, const KernelProfile* curve) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, false, causal, curve);
 }
 
 double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
-                            bool causal) {
-  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true, causal);
+                            bool causal, const KernelProfile* curve) {
+  return attention_time(hw, flops_fwd, seq_kv, head_dim, p, true, causal, curve);
+}
+
+const KernelProfile* attention_fallback_profile(const Hardware& hw, bool deterministic, bool attention_dropout) {
+  if (!deterministic || !attention_dropout || !hw.gpu.compute.megatron_kernels || hw.gpu.arch != GpuArch::Blackwell)
+    return nullptr;
+  const auto it = hw.gpu.kernels.find("pytorch");
+  return it == hw.gpu.kernels.end() ? nullptr : &it->second;
 }
 
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels) {

@@ -236,10 +236,23 @@ double grouped_gemm_time_s(const Hardware& hw, int groups, std::int64_t m, std::
                            Precision p, bool fast_accum = false);
 // Flash-attention kernels: forward / backward time for `flops_fwd` forward FLOPs at sequence length seq_kv.
 // `causal`: a causally masked kernel (FLOPs already halved by the caller) at attn_causal_efficiency of the curve.
+// `curve`: run another kernel profile's attention curves (efficiency and sequence ramp) instead of the active
+// profile's, at the active stack's sustained fraction — a stack whose preferred attention backend is unavailable for
+// the run (attention_fallback_profile); nullptr = the active profile.
 double attention_fwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
-                            bool causal = false);
+                            bool causal = false, const KernelProfile* curve = nullptr);
 double attention_bwd_time_s(const Hardware& hw, double flops_fwd, std::int64_t seq_kv, std::int64_t head_dim, Precision p,
-                            bool causal = false);
+                            bool causal = false, const KernelProfile* curve = nullptr);
+// The kernel profile whose attention curves a Megatron-Core / Transformer Engine step runs instead of cuDNN's fused
+// attention when TE cannot use it, or nullptr when it can (or when the hardware has no such profile). On Blackwell
+// (compute capability ≥ 10.0) TE's cuDNN F16 arbitrary-seqlen backend refuses a deterministic training backward
+// with attention dropout (NVIDIA/TransformerEngine transformer_engine/common/fused_attn/fused_attn.cpp
+// nvte_get_fused_attn_backend, "determinism on Blackwell": deterministic bprop needs cuDNN ≥ 9.18.1, dropout 0 and
+// no bias, since 27fc168e2 (2026-01, #2584); before it dot_product_attention/utils.py disabled FusedAttention for
+// every deterministic training run on sm100), FlashAttention-3 and -4 refuse dropout (utils.py "Disabling
+// FlashAttention 3/4 for dropout"), so TE runs flash-attn 2 (≥ 2.7.3 on Blackwell, FlashAttentionUtils
+// version_required_blackwell): the preset's "pytorch" profile, FlashAttention-2 class on every preset.
+const KernelProfile* attention_fallback_profile(const Hardware& hw, bool deterministic, bool attention_dropout);
 // Memory-bound kernels (norms, activations, optimizer): bytes over achievable HBM bandwidth.
 double memory_bound_time_s(const Hardware& hw, double bytes, int kernels = 1);
 

@@ -92,6 +92,10 @@ struct ModelSpec {
   bool shared_expert_gate = false;      // Qwen2-MoE: sigmoid gate Linear(h, 1) on the shared expert's output
   bool router_bias = false;             // GPT-OSS: the router Linear has a bias (E parameters)
   bool expert_bias = false;             // GPT-OSS: every expert's gate/up and down projections have biases
+  // The gated activation's inputs clamped before it (GPT-OSS swiglu_limit 7.0: gate to ≤ limit, up to ±limit;
+  // Megatron-Core activation_func_clamp_value). 0: no clamp. Shape- and FLOP-neutral; it costs memory-bound passes
+  // on the routed experts' TEGroupedMLP path (sim/step/costs/layer.cpp expert_clamp_work).
+  double activation_clamp = 0;
   // Group-limited routing (DeepSeek-V3 n_group / topk_group: the experts form `expert_groups` groups and a token
   // picks its experts from at most `expert_groups_per_token` groups — with one group per node this bounds how many
   // nodes a token's dispatch reaches, DeepSeek-AI 2024 arXiv 2412.19437 §2.1.2). 0 when the model does not limit it.

@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -212,7 +213,7 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
   // Mixture of experts.
   static const char* kMoeKeys[] = {"experts_per_token", "expert_ffn_hidden", "shared_experts",
                                    "shared_expert_ffn_hidden", "first_dense_layers", "dense_layers", "expert_groups",
-                                   "expert_groups_per_token", "router_bias"};
+                                   "expert_groups_per_token", "router_bias", "activation_clamp"};
   if (o.has("experts")) {
     m.experts = narrow_int(o.req_int("experts"), ctx, "experts");
     m.experts_per_token = narrow_int(o.req_int("experts_per_token"), ctx, "experts_per_token");
@@ -222,6 +223,10 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
     m.expert_groups = narrow_int(o.opt_int("expert_groups", 0), ctx, "expert_groups");
     m.expert_groups_per_token = narrow_int(o.opt_int("expert_groups_per_token", 0), ctx, "expert_groups_per_token");
     m.router_bias = o.opt_bool("router_bias", false);
+    m.activation_clamp = o.opt_num("activation_clamp", 0.0);
+    if (!(m.activation_clamp >= 0.0 && std::isfinite(m.activation_clamp)))
+      throw InputError(ctx + ": activation_clamp " + fmt_num(m.activation_clamp, 3) +
+                       " is not valid (the clamp limit of the experts' gated activation, > 0, or 0 for none)");
   } else {
     for (const char* k : kMoeKeys)
       if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs 'experts' (the routed experts per MoE layer)");
@@ -694,6 +699,11 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
     m.attention_sinks = true;
     m.expert_bias = true;
     m.router_bias = true;
+    // GptOssExperts: gate clamped to ≤ swiglu_limit, up to ±swiglu_limit before the activation (GptOssConfig default
+    // 7.0); the same clamp as Megatron-Core's activation_func_clamp_value (Megatron-Bridge gpt_oss_bridge.py).
+    m.activation_clamp = o.opt_num("swiglu_limit", 7.0);
+    if (!(m.activation_clamp >= 0.0 && std::isfinite(m.activation_clamp)))
+      throw InputError(ctx + ": swiglu_limit " + fmt_num(m.activation_clamp, 3) + " is not valid (a limit ≥ 0)");
   }
 
   // ---- sliding-window attention ----

@@ -284,6 +284,35 @@ TEST_CASE("GEMM derivation on B200 from its own measured curve: Llama 3 70B atte
         doctest::Approx(0.76278 * 0.93027 * b200.calib.fp8_training_fraction * s).epsilon(1e-4));
 }
 
+TEST_CASE("attention on Blackwell: Transformer Engine falls back to FlashAttention-2 when deterministic with dropout") {
+  // TE's cuDNN fused attention refuses a deterministic training backward with attention dropout on compute capability
+  // ≥ 10.0 (TransformerEngine fused_attn.cpp nvte_get_fused_attn_backend), FA3/FA4 refuse dropout, so TE runs flash-attn
+  // 2: the preset's "pytorch" (FlashAttention-2) curve. B200's FA2 curve = H100's × the per-SM-clock dense-rate ratio
+  // 4,096/8,192 (mma.sync cannot use tcgen05): forward 0.375/2 = 0.1875, s_half 80; backward 0.33/2 = 0.165, s_half 270.
+  const Hardware b200 = megatron_compute(resolve_hardware("b200"));
+  const KernelProfile* fa2 = attention_fallback_profile(b200, true, true);
+  REQUIRE(fa2 != nullptr);
+  CHECK(fa2->attn_fwd_efficiency == 0.1875);
+  CHECK(fa2->attn_bwd_efficiency == 0.165);
+  // Only the three conditions together: not without determinism, not without dropout, not on Hopper, not on the
+  // PyTorch stack (which runs its FA2 curve anyway).
+  CHECK(attention_fallback_profile(b200, false, true) == nullptr);
+  CHECK(attention_fallback_profile(b200, true, false) == nullptr);
+  CHECK(attention_fallback_profile(megatron_compute(resolve_hardware("h100")), true, true) == nullptr);
+  CHECK(attention_fallback_profile(resolve_hardware("b200"), true, true) == nullptr);
+  // Seq 8192, d = 128, causal, 1e12 forward FLOPs: cuDNN's curve 0.64421 · 8192/(8192 + 160) = 0.63187, FA2's
+  // 0.1875 · 8192/(8192 + 80) = 0.18569; both × causal fraction × sustained (the same for both), so the kernel time
+  // (without the 2 µs launch) grows 0.63187/0.18569 = 3.4028× forward; backward 0.57155 · 8192/8542 = 0.54813 vs
+  // 0.165 · 8192/8462 = 0.15974: 3.4315×.
+  const double f = 1e12, gap = b200.gpu.compute.kernel_overhead_s;
+  const double cudnn_f = attention_fwd_time_s(b200, f, 8192, 128, Precision::BF16, true) - gap;
+  const double cudnn_b = attention_bwd_time_s(b200, f, 8192, 128, Precision::BF16, true) - gap;
+  CHECK(attention_fwd_time_s(b200, f, 8192, 128, Precision::BF16, true, fa2) - gap ==
+        doctest::Approx(cudnn_f * 3.4028).epsilon(1e-4));
+  CHECK(attention_bwd_time_s(b200, f, 8192, 128, Precision::BF16, true, fa2) - gap ==
+        doctest::Approx(cudnn_b * 3.4315).epsilon(1e-4));
+}
+
 TEST_CASE("slowest GPU: expected maximum of n standard normals and the step's compute factor") {
   // E[max of n iid N(0,1)] = ∫ x·n·φ(x)·Φ(x)^(n−1) dx, by numerical integration (step 0.001 on [−10, 12]):
   // n = 8: 1.4236, n = 128: 2.5946, n = 4096: 3.6261. Blom's Φ⁻¹((n − 0.375)/(n + 0.25)) with A&S 26.2.23 gives

@@ -207,6 +207,10 @@ TEST_CASE("GPT-OSS-120b: alternating 128-token windows, sinks, biased experts; 1
   const ModelSpec twin = load("gpt_oss_120b_parsim.json");
   CHECK(count_params(twin).total == c.total);
   CHECK(twin.layer_kinds == m.layer_kinds);
+  // The experts' activation inputs clamped at swiglu_limit 7.0 (config.json; GptOssExperts) — "activation_clamp" in
+  // parsim's schema; shape-neutral.
+  CHECK(m.activation_clamp == 7.0);
+  CHECK(twin.activation_clamp == 7.0);
 }
 
 TEST_CASE("OLMoE-1B-7B: 64 experts of 1024, full-projection q/k norms; 6.92 B total, 1.28 B active") {

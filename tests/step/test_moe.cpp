@@ -532,6 +532,42 @@ TEST_CASE("MoE expert biases on the TEGroupedMLP path: b·p per local expert out
         doctest::Approx(layer_costs(context(fused_nb, hw), kind).fwd.compute_s));
 }
 
+TEST_CASE("MoE clamped activation inputs (GPT-OSS swiglu_limit) on the TEGroupedMLP path: eager clamps and cat") {
+  // GPT-OSS on tp1 ep8: R = 4,096 · 4 = 16,384 routed pairs per rank (balanced), FC1 output halves f = 2,880, bf16.
+  // Megatron-Core weighted_bias_quick_geglu_impl with clamp_value 7: forward two clamps (read + write f each) and the
+  // concatenation (read + write 2f) = 8f per pair = 8 · 16,384 · 2,880 · 2 = 754,974,720 B in 3 kernels; backward
+  // the clamps' gradients (read gradient and input, write: 3f each) and the chunk's gradient concatenation (4f) = 10f
+  // = 943,718,400 B in 3 kernels. The same model without the clamp differs by exactly that.
+  const Scenario clamped = gpt_oss("tp1pp1dp8ep8");
+  REQUIRE(clamped.model.activation_clamp == 7.0);
+  Scenario plain = clamped;
+  plain.model.activation_clamp = 0;
+  const Hardware hw = megatron_compute(clamped.hw);
+  const LayerKind kind = clamped.model.layer(1);
+  const PassCosts pc = layer_costs(context(clamped, hw), kind), pp = layer_costs(context(plain, hw), kind);
+  const double fwd = 8.0 * 16384 * 2880 * 2, bwd = 10.0 * 16384 * 2880 * 2;
+  CHECK(fwd == 754974720.0);
+  CHECK(bwd == 943718400.0);
+  CHECK(pc.fwd.compute_s - pp.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, fwd, 3)));
+  CHECK(pc.bwd.compute_s - pp.bwd.compute_s == doctest::Approx(memory_bound_time_s(hw, bwd, 3)));
+  CHECK(pc.bwd_input.compute_s - pp.bwd_input.compute_s == doctest::Approx(memory_bound_time_s(hw, bwd, 3)));
+  CHECK(pc.bwd_weight.compute_s == doctest::Approx(pp.bwd_weight.compute_s));
+  // moe_act recompute re-runs the whole bias_act_func, clamps included: the forward part once more before B.
+  {
+    Scenario rc = clamped, rp = plain;
+    rc.train.recompute = rp.train.recompute = Recompute::Selective;
+    rc.train.recompute_modules = rp.train.recompute_modules = parse_recompute_modules("moe_act");
+    const double d = layer_costs(context(rc, hw), kind).bwd.compute_s - layer_costs(context(rp, hw), kind).bwd.compute_s;
+    // the recompute kernel of the activation now also carries the 3 clamp kernels and their 8f bytes
+    CHECK(d == doctest::Approx(memory_bound_time_s(hw, bwd, 3) + memory_bound_time_s(hw, fwd, 3)));
+  }
+  // The fused grouped MLP runs the activation in its GEMM epilogue: no clamp passes.
+  Scenario fused = gpt_oss("tp1pp1dp8ep8", true), fused_plain = fused;
+  fused_plain.model.activation_clamp = 0;
+  CHECK(layer_costs(context(fused, hw), kind).fwd.compute_s ==
+        doctest::Approx(layer_costs(context(fused_plain, hw), kind).fwd.compute_s));
+}
+
 TEST_CASE("--moe-a2a-overlap: the first forward and the last backward run alone and expose their exchanges") {
   // Mixtral tp1pp1dp16ep8 with gbs 64: 4 micro-batches per replica. Megatron-Core combined_1f1b.py runs F0 alone,
   // then (B0, F1), (B1, F2), (B2, F3), then B3 alone; a pass with a partner hides its token exchanges behind the

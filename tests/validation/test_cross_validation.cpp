@@ -14,7 +14,9 @@
 // left the factor unidentified (it fell back to 1 and S53 was predicted at 59 %); with S54 each host-bound source is
 // predicted with the factor the other one sets. Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 9.5 % in sample, 10.6 % out of sample (S51
+// Measured on this commit (parsim_accuracy --cv): mean over 25 sources 9.4 % in sample, 10.6 % out of sample (S53
+// 16.3 % in / 24.0 % out since GB200's deterministic runs with attention dropout run flash-attn 2, not cuDNN: C0073;
+// the fitted constants did not move); before that 9.5 % / 10.6 % (S51
 // 10.7 %, S52 19.1 %, S04 10.0 %, S48 15.5 % out of sample, merged with cv5); before the llm.c, nanoGPT and llm-foundry rows stated
 // their fused kernels and FlashAttention-1 (issue 9 item 5) 10.1 % / 11.2 %; S53
 // 16.6 % in / 24.3 % out, S54 17.9 % in / 30.1 % out (factor 2.63 without S54, 2.01 without S53, 2.37 on all) since

@@ -163,9 +163,14 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   //
   // Bound asserted: the accuracy the MoE model reaches, not issue 10's target (mean ≤ 12 %, none beyond 25 %), which it
   // does not meet. Measured at this commit (build/tests/parsim_accuracy --data tests/data/validation/moe.csv): mean
-  // |err| 16.1 % over 24 rows, worst E0014 −37.7 %, signed −16.1 %; by source S42 (26.04.01, unfused path) 18.5 %,
-  // S55 (26.06, fused path) 13.6 %, S40 14.9 %, S41 12.0 %, S49 19.7 %; 5 rows beyond 25 % (E0014, E0019, E0023,
-  // E0010, E0008) — 16.6 % before cv5's fp8 fast-accumulation gain and the refits of cv4/cv5 (sustained_megatron
+  // |err| 15.4 % over 24 rows, worst E0014 −32.3 %, signed −15.4 %; by source S42 (26.04.01, unfused path) 17.2 %,
+  // S55 (26.06, fused path) 13.2 %, S40 14.9 %, S41 12.0 %, S49 19.7 %; 5 rows beyond 25 % (E0014 −32.3, E0019
+  // −32.1, E0023 −32.1, E0010 −31.1, E0008 −26.3). moe7: 16.1 → 15.4 % with GPT-OSS's clamped activation inputs
+  // (model key activation_clamp = config.json swiglu_limit 7.0): on the TEGroupedMLP path Megatron-Core's
+  // weighted_bias_quick_geglu_impl clamps both FC1-output halves and concatenates them in eager PyTorch before the
+  // fused quick-GEGLU (8f bytes per routed pair forward, 10f backward, the forward again under moe_act recompute):
+  // E0014 −37.7 → −32.3 %, E0015 −23.8 → −20.1 %, E0016 −24.3 → −19.7 %, E0020 −24.5 → −21.1 % (E0019, fused
+  // path: unchanged). Before: 16.6 % before cv5's fp8 fast-accumulation gain and the refits of cv4/cv5 (sustained_megatron
   // 0.815, fp8_training_fraction 0.98); 16.3 % before main's host4 refit (host_megatron 2.465 → 2.37) moved the host-bound Qwen3 rows
   // (E0010/E0023 −28.4/−29.5 → −31.1/−32.1 %, E0012 −20.7 → −23.5 %, E0011 +3.1 → +0.1 %). History: 24.2 % (16 rows) before the MoE host inventory, the per-layer device→host sync, the
   // host cost of every layer kind and the MTP module; 18.5 → 18.1 % with the alltoall dispatcher's chunk sort; 18.6 %
@@ -223,8 +228,9 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // The bounds below guard against regressions; tighten them as the model improves. moe.csv is not in the
   // cross-validation fit (no constant is fitted to MoE rows; README "Mixture of experts in the step" gives the
   // leave-one-source-out figures with moe.csv added to the fit).
-  constexpr double kMoeMeanBound = 0.17;
-  constexpr double kMoeRowBound = 0.39;
+  // Bounds: the mean reached (15.4 %) and the worst row (32.3 %) with a margin of ≈ 0.6 and 1.7 points.
+  constexpr double kMoeMeanBound = 0.16;
+  constexpr double kMoeRowBound = 0.34;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);

@@ -384,6 +384,9 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   // Expert biases on the TEGroupedMLP path (layer.cpp expert_bias_work): the FC2 output split by expert, b·p and the
   // add per local expert, the concatenation and the cast back — Python ops each.
   if (!fused && (m.expert_bias || m.has_ffn_bias())) f += {(2 * local + 3) * kOp, 2 * local + 1 + (flex ? 1 : 0), 0};
+  // The clamped activation's inputs on the TEGroupedMLP path (layer.cpp expert_clamp_work): chunk, two clamps and
+  // the concatenation — Python ops, 3 kernels.
+  if (!fused && m.activation_clamp > 0 && m.gated()) f += {4 * kOp, 3, 0};
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
   I.fwd = f;

@@ -168,6 +168,31 @@ RoutedGemms routed_gemms(const LayerWork& lw) {
   return r;
 }
 
+// The clamp of the routed experts' activation inputs on the TEGroupedMLP path (models with "activation_clamp":
+// GPT-OSS swiglu_limit 7.0). Megatron-Core's bias-activation fusion for GPT-OSS (Megatron-Bridge gpt_oss_bridge.py:
+// quick_gelu, activation_func_clamp_value 7.0, glu_linear_offset 1.0, bias_activation_fusion True) calls
+// fused_bias_geglu.py weighted_bias_quick_geglu_impl, which — in the Megatron-LM commits the 26.04.01 and 26.06
+// containers pin (Megatron-Bridge 3rdparty/Megatron-LM 4415119414 and 0022550753) — clamps outside the fused
+// function in eager PyTorch: x_glu, x_linear = input.chunk(2), then torch.cat((x_glu.clamp(max=c),
+// x_linear.clamp(-c, c))) before WeightedQuickGeGLUFunction. Per element of the FC1 output half (f = f_e/etp per
+// received pair, e bytes): forward two clamps (read f, write f each) and the concatenation (read 2f, write 2f) =
+// 8f·e in 3 kernels; backward autograd runs both clamps' gradients (read the gradient and the saved input, write:
+// 3f each) and the chunk's gradient, a concatenation of the two halves (read 2f, write 2f) = 10f·e in 3 kernels.
+// moe_act recompute re-runs the forward part (the checkpoint wraps the whole bias_act_func). The fused grouped MLP
+// (--moe-fused-grouped-mlp) applies the activation in its GEMM epilogue: none there. [D, counted from the code path.]
+struct ClampWork {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  int kernels = 0;  // each direction
+};
+ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
+  const ModelSpec& m = sc.model;
+  if (!(m.activation_clamp > 0) || !m.gated() || sc.train.moe_fused_grouped_mlp) return {};
+  const RoutedGemms rg = routed_gemms(lw);
+  if (rg.groups == 0) return {};
+  const double f = lw.routed_tokens_received * static_cast<double>(rg.fc2->k) * activation_element_bytes(sc.train.precision);
+  return {8.0 * f, 10.0 * f, 3};
+}
+
 // A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
 // flash_fwd_launch_template.h: run_mha_fwd_hdim64 / hdim128 use 128-query × 128-key tiles — FlashAttention-3's
 // hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
@@ -321,12 +346,18 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
       const SortWork sort = alltoall_sort(sc, lw, expert_split(sc));
       bytes += sort.bytes;
       kernels += sort.kernels;
+      const ClampWork clamp = expert_clamp_work(sc, lw);  // the clamped activation inputs' forward
+      bytes += clamp.fwd_bytes;
+      kernels += clamp.kernels;
       p.compute_s += moe_f + memory_bound_time_s(hw, bytes, kernels);
       if (mlp_tp > 0) add_tp_comm(c, p, mlp_tp, shared_f);
       add_ep_comm(c, p, ep.fwd_s, ep.a2a_fwd_s, shared_f, 0.0);
     } else {
-      if (r.has(RecomputeModule::MoeAct))
-        p.compute_s += memory_bound_time_s(hw, lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e, 1);
+      if (r.has(RecomputeModule::MoeAct)) {
+        const ClampWork clamp = expert_clamp_work(sc, lw);  // the clamped activation inputs' forward, re-run too
+        p.compute_s += memory_bound_time_s(hw, lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e +
+                                                   clamp.fwd_bytes, 1 + clamp.kernels);
+      }
       if (r.has(RecomputeModule::SharedExperts) && m.shared_experts > 0) {
         const double shared_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::SharedExpert; });
         p.compute_s += shared_f + memory_bound_time_s(hw, shared_act, 1);
@@ -383,14 +414,17 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   double attn_f = 0, attn_b = 0;
   if (tr.flash_attention) {
     const WindowTiles win = window_tiles(lw.attention);
+    // Transformer Engine on Blackwell under --deterministic with attention dropout runs flash-attn 2, not cuDNN
+    // (attention_fallback_profile: TE fused_attn.cpp); nullptr everywhere else.
+    const KernelProfile* curve = attention_fallback_profile(hw, tr.deterministic, m.dropout);
     if (win.keys_per_block > 0) {  // a sliding window: the whole tiles the kernel computes, at its short key loop
-      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
-      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false);
+      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
+      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
     } else {
       attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal);
+                                    lw.attention.causal, curve);
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal);
+                                    lw.attention.causal, curve);
     }
     if (tr.flash_v1) {
       // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
@@ -464,6 +498,10 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   }
   const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
+  // The clamped activation inputs (expert_clamp_work): their own forward and backward traffic, not the generic 2×.
+  const ClampWork clamp = moe ? expert_clamp_work(sc, lw) : ClampWork{};
+  const double clamp_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
+  const double clamp_b = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.bwd_bytes, clamp.kernels) : 0.0;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
@@ -525,7 +563,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCosts out;
   PassCost& fwd = out.fwd;
-  fwd.compute_s = gemm_f + attn_f + elem_f + cast_f + overhead;
+  fwd.compute_s = gemm_f + attn_f + elem_f + clamp_f + cast_f + overhead;
   // TE userbuffer overlap hides TP communication behind the GEMMs of the TP-split linears: all of them in a dense
   // layer, the attention and shared-expert GEMMs in an MoE layer (the routed experts carry no TP communication).
   add_tp_comm(c, fwd, tp_f, moe ? dense.f + shared.f : gemm_f);
@@ -534,8 +572,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     fwd.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_f - attn_f / cp);
   }
   // The compute a token exchange can hide behind with --moe-a2a-overlap: one layer's pass in the other direction.
-  const double fwd_compute = gemm_f + attn_f + elem_f + cast_f;
-  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b;
+  const double fwd_compute = gemm_f + attn_f + elem_f + clamp_f + cast_f;
+  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + clamp_b + cast_b;
   add_ep_comm(c, fwd, ep.fwd_s, ep.a2a_fwd_s, shared.f, bwd_compute);
   auto add_cp_bwd = [&](PassCost& p) {
     if (cp <= 1) return;
@@ -553,7 +591,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   };
 
   PassCost& bwd = out.bwd;
-  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + cast_b + overhead;
+  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + clamp_b + cast_b + overhead;
   add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
               TpPass::Backward);
   if (tp_regather > 0) {
@@ -569,7 +607,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // recompute); W the weight-gradient GEMMs, their fp8 transposes and, with SP, the re-gather of the layer inputs
   // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
-  bi.compute_s = gemm_dgrad + attn_b + elem_b + cast_b_input + overhead;
+  bi.compute_s = gemm_dgrad + attn_b + elem_b + clamp_b + cast_b_input + overhead;
   add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad, TpPass::Backward);
   add_cp_bwd(bi);
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
