@@ -12,6 +12,8 @@ namespace parsim::engine {
 
 namespace {
 constexpr StreamId kNoStream = ~StreamId{0};
+// Pending events up to which the event queue stays an unsorted array (see heap_place below).
+constexpr std::size_t kLinearMax = 32;
 }  // namespace
 
 // ---------------------------------------------------------------- TaskGraph
@@ -182,9 +184,11 @@ Executor::Event Executor::heap_pop() {
   if (!heap_mode_) {  // a scan for the least (time, seq)
     TimeNs bt = heap_[0].time;
     std::uint64_t bs = heap_[0].seq;
-    for (std::size_t i = 1; i < heap_.size(); ++i) {
+    const std::size_t n = heap_.size();
+    for (std::size_t i = 1; i < n; ++i) {
       const TimeNs t = heap_[i].time;
-      if (t < bt || (t == bt && heap_[i].seq < bs)) {
+      if (t > bt) continue;  // (most entries: one test)
+      if (t < bt || heap_[i].seq < bs) {
         bt = t;
         bs = heap_[i].seq;
         at = i;
@@ -233,14 +237,14 @@ void Executor::push_wake(TimeNs t, StreamId s) {
 }
 
 double Executor::rate(const TaskGraph& g, TaskId t) const {
-  const StreamId s = g.tasks_[t].stream;
-  const int dev = g.stream_device_[s];
+  const TaskGraph::Task& task = g.tasks_[t];  // (its stream's device and class, copied into the task)
+  const int dev = task.device;
   double r = 1.0;
-  if (g.stream_class_[s] == StreamClass::Compute) {
+  if (task.cls == StreamClass::Compute) {
     const double sd = g.device_slowdown_[dev];
     if (sd > 0 && device_comm_active_[dev] > 0) r = 1.0 / (1.0 + sd);
   }
-  if (g.tasks_[t].nic_ns > 0 && device_nic_active_[dev] > 1) {
+  if (task.nic_ns > 0 && device_nic_active_[dev] > 1) {
     // The other running NIC tasks of the device, each weighted by the share of its own time it spends on the NIC
     // (the device's running sum, less this task's own share).
     const double load = std::max(0.0, device_nic_load_[dev] - nic_share(g, t));
@@ -271,8 +275,9 @@ void Executor::replan_at(const TaskGraph& g, TaskId t, TimeNs now, double old_ra
 }
 
 void Executor::try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out) {
-  if (g.tasks_[t].host_order != TaskGraph::kNotOnHost) {  // (issued: try_start checked)
-    if (ts_[t].ready_at > now && g.stream_class_[s] != StreamClass::Compute) {  // issued, first kernel not launched yet
+  const TaskGraph::Task& task = g.tasks_[t];  // (its stream's device and class, copied into the task)
+  if (task.host_order != TaskGraph::kNotOnHost) {  // (issued: try_start checked)
+    if (ts_[t].ready_at > now && task.cls != StreamClass::Compute) {  // issued, first kernel not launched yet
       if (wake_at_[s] != ts_[t].ready_at) {
         wake_at_[s] = ts_[t].ready_at;
         push_wake(ts_[t].ready_at, s);
@@ -290,10 +295,10 @@ void Executor::try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs n
   stream_running_[s] = t;
   ts_[t].started = 1;
   out.start[t] = at;
-  const int dev = g.stream_device_[s];
-  ts_[t].remaining = static_cast<double>(g.tasks_[t].duration);
+  const int dev = task.device;
+  ts_[t].remaining = static_cast<double>(task.duration);
   ts_[t].last_update = at;
-  const int comm = g.stream_class_[s] == StreamClass::Comm ? 1 : 0, nic = g.tasks_[t].nic_ns > 0 ? 1 : 0;
+  const int comm = task.cls == StreamClass::Comm ? 1 : 0, nic = task.nic_ns > 0 ? 1 : 0;
   if (comm | nic) set_active(g, dev, comm, nic, now, t);
   ts_[t].rate = rate(g, t);
   schedule_end(g, t, now);
@@ -316,6 +321,16 @@ void Executor::set_active(const TaskGraph& g, int device, int comm_delta, int ni
   const bool nic = nic_delta != 0 && (nic_before > 1 || device_nic_active_[device] > 1);
   if (!sm && !nic) return;
   // Work done so far at the old rate, the rest at the new one.
+  if (!nic) {  // SM contention alone: only the compute streams change rate (the same tasks, in the same stream order
+               // as the loop below would re-plan them: the same event sequence numbers)
+    for (std::uint32_t i = d_->compute_begin[device]; i < d_->compute_begin[device + 1]; ++i) {
+      const StreamId s = d_->compute_streams[i];
+      if (!stream_busy_[s]) continue;
+      const TaskId t = stream_running_[s];
+      if (t != except) replan(g, t, now, ts_[t].rate);
+    }
+    return;
+  }
   for (std::uint32_t i = d_->device_begin[device]; i < d_->device_begin[device + 1]; ++i) {
     const StreamId s = d_->device_streams[i];
     if (!stream_busy_[s]) continue;
@@ -495,6 +510,17 @@ void Executor::prepare(const TaskGraph& g) {
     for (StreamId s = 0; s < ns; ++s)
       if (g.stream_class_[s] != StreamClass::Host) d.device_streams[cur[g.stream_device_[s]]++] = s;
   }
+  d.compute_begin.assign(nd + 1, 0);
+  for (StreamId s = 0; s < ns; ++s)
+    if (g.stream_class_[s] == StreamClass::Compute) ++d.compute_begin[g.stream_device_[s] + 1];
+  for (std::size_t i = 0; i < nd; ++i) d.compute_begin[i + 1] += d.compute_begin[i];
+  d.compute_streams.resize(d.compute_begin[nd]);
+  {
+    std::vector<std::uint32_t>& cur = hpos_;  // reuse as a cursor
+    cur.assign(d.compute_begin.begin(), d.compute_begin.end() - 1);
+    for (StreamId s = 0; s < ns; ++s)
+      if (g.stream_class_[s] == StreamClass::Compute) d.compute_streams[cur[g.stream_device_[s]]++] = s;
+  }
   // Host programs: the registered items of each device, in program order (stable: equal orders keep call order).
   d.host_begin.assign(nd + 1, 0);
   for (TaskId t : g.host_items_) ++d.host_begin[g.tasks_[t].device + 1];
@@ -578,17 +604,18 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     }
     ++out.events;
     const TaskId t = ev.task;
-    const StreamId s = g.tasks_[t].stream;
-    const int dev = g.stream_device_[s];
+    const TaskGraph::Task& task = g.tasks_[t];
+    const StreamId s = task.stream;
+    const int dev = task.device;
     out.end[t] = now;
     out.makespan = std::max(out.makespan, now);
     ++done;
-    const bool gpu = g.stream_class_[s] != StreamClass::Host;
+    const bool gpu = task.cls != StreamClass::Host;
     if (gpu) {
       stream_busy_[s] = 0;
-      const int comm = g.stream_class_[s] == StreamClass::Comm ? 1 : 0, nic = g.tasks_[t].nic_ns > 0 ? 1 : 0;
+      const int comm = task.cls == StreamClass::Comm ? 1 : 0, nic = task.nic_ns > 0 ? 1 : 0;
       if (comm | nic) set_active(g, dev, -comm, -nic, now, t);
-      if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
+      if (task.host_order != TaskGraph::kNotOnHost && --outstanding_[dev] == 0 && hwait_[dev] == HostWait::Drain) {
         hwait_[dev] = HostWait::None;
         resume_.push_back(dev);
       }
@@ -596,15 +623,15 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
     for (std::uint32_t i = d_->succ_begin[t]; i < d_->succ_begin[t + 1]; ++i) {
       const TaskId v = d_->succ[i];
       if (--ts_[v].pending != 0) continue;
-      const StreamId vs = g.tasks_[v].stream;
-      if (g.stream_class_[vs] == StreamClass::Host) {
-        const int vd = g.stream_device_[vs];
+      const TaskGraph::Task& vt = g.tasks_[v];
+      if (vt.cls == StreamClass::Host) {
+        const int vd = vt.device;
         if (hwait_[vd] == HostWait::Preds && d_->host_prog[hpos_[vd]] == v) {
           hwait_[vd] = HostWait::None;
           resume_.push_back(vd);
         }
       } else {
-        try_start(g, vs, now, out);
+        try_start(g, vt.stream, now, out);
       }
     }
     if (gpu) try_start(g, s, now, out);

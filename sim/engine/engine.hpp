@@ -189,6 +189,7 @@ private:
     std::vector<std::uint32_t> pending;                      // per task: its predecessors
     std::vector<std::uint32_t> stream_begin, stream_tasks;   // per stream: its tasks in insertion order
     std::vector<std::uint32_t> device_begin, device_streams; // per device: its GPU streams
+    std::vector<std::uint32_t> compute_begin, compute_streams;  // per device: its Compute streams (SM contention)
     std::vector<std::uint32_t> host_begin, host_prog;        // per device: its host program in program order
   };
   mutable Derived derived_;  // (filled by Executor::run: one executor at a time per graph)
@@ -306,8 +307,7 @@ private:
   };
   std::vector<TaskState> ts_;
   std::vector<Event> heap_;  // the event queue: unsorted while small, a binary heap once large (heap_mode_)
-  bool heap_mode_ = false;
-  static constexpr std::size_t kLinearMax = 32;
+  bool heap_mode_ = false;  // (the switch-over size, kLinearMax, is in engine.cpp)
   std::uint64_t seq_ = 0;
   // Host programs (CSR by device) and their state.
   std::vector<std::uint64_t> kprefix_;  // kernels issued before each program item

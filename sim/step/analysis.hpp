@@ -5,6 +5,7 @@
 #include "sim/step/report.hpp"
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace parsim {
@@ -43,8 +44,25 @@ struct MemorySample {
 };
 void timeline_memory(const Scenario& sc, const StepCosts& costs, const ExecutedStep& ex, StepReport& rep,
                      std::vector<MemorySample>* counter);
-// schedules: a cache of generated pipeline orders shared with the lowering (the sweep's evaluator), or null.
-MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& costs, ScheduleCache* schedules = nullptr);
+// The pre-check's walk of the pipeline order (the in-flight activations of every stage), memoised across plans by the
+// sweep's evaluator: the walk's result depends only on the order — (schedule, pp, vpp, micro-batches) — and on the
+// per-virtual-stage byte counts it adds up, so plans that differ in what the walk does not read (the sharding
+// strategy, the optimizer, the data-parallel layout at equal micro-batch count) get the same per-stage peaks. Keyed on
+// all of those inputs, the byte counts by bit pattern: a hit returns the numbers the walk would compute, bit for bit.
+// Per evaluator (one per sweep thread): no sharing, no locking.
+struct PrecheckMemo {
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::uint64_t>& k) const;
+  };
+  std::unordered_map<std::vector<std::uint64_t>, std::vector<double>, KeyHash> peaks;  // key → per-stage walk peaks
+  std::vector<std::uint64_t> key;  // (the key being looked up: kept to avoid an allocation per plan)
+  std::uint64_t hits = 0, misses = 0;
+  static constexpr std::size_t kMaxEntries = 1 << 14;  // then it starts over (results are exact either way)
+};
+// schedules: a cache of generated pipeline orders shared with the lowering (the sweep's evaluator), or null; memo: the
+// walk's memo (above), or null.
+MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& costs, ScheduleCache* schedules = nullptr,
+                                        PrecheckMemo* memo = nullptr);
 
 // ---- metrics ----
 void compute_metrics(const Scenario& sc, const StepCosts& costs, const ExecutedStep& ex, StepReport& rep);

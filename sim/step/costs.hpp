@@ -8,6 +8,7 @@
 //                     of a rank for the software stack (docs/host-model.md), and the kernel counts it issues;
 //   costs/step.cpp    compute_step_costs(): the composition, parameters per rank, data-parallel groups.
 #pragma once
+#include "hardware/collective_memo.hpp"
 #include "plans/scenario.hpp"
 
 #include <cstdint>
@@ -227,7 +228,14 @@ struct StepCosts {
 };
 // megatron_hw: megatron_compute(sc.hw) when the caller already holds it (the sweep derives it once for all its plans
 // instead of copying the hardware per plan); null: derived here when the stack is Megatron.
-StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw = nullptr);
+// memos: memos of collective_time (hardware/collective_memo.hpp) the caller keeps across plans — `plain` serving
+// sc.hw, `megatron` serving *megatron_hw — or null (every collective computed). Exact: the same costs either way.
+struct CollectiveMemos {
+  CollectiveMemo* plain = nullptr;
+  CollectiveMemo* megatron = nullptr;
+};
+StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw = nullptr,
+                             const CollectiveMemos* memos = nullptr);
 
 // ---- the pieces (internal to compute_step_costs; exposed for the derived-number tests) ----
 struct CostContext {
@@ -235,7 +243,10 @@ struct CostContext {
   const Hardware& hw;             // the stack's kernels (megatron_compute for Megatron-Core)
   GroupShape tp_group, cp_group;
   bool tp_overlap;
+  CollectiveMemo* collectives = nullptr;  // a memo serving `hw` (compute_step_costs' memos), or null
 };
+// collective_time(c.hw, k, bytes, g), through c.collectives when there is one (the same cost).
+CollectiveCost context_collective(const CostContext& c, Collective k, double bytes, const GroupShape& g);
 // A collective on a group; 0 for a group of one.
 double group_collective_s(const CostContext& c, Collective k, double bytes, const GroupShape& g);
 // Adds `total` TP communication to a pass; with TE userbuffer overlap it hides behind `overlappable_s` of GEMM time

@@ -19,6 +19,34 @@ struct Evaluator::State {
   lowering::Scratch lowering;
   Scenario shortened;  // the steady-state runs' scenario (assigned, not constructed: keeps its allocations)
   const Hardware* megatron_hw = nullptr;  // share_megatron_hardware()
+  // fix_hardware(): collective costs memoised across plans, one memo per hardware — sc.hw (the same for every
+  // scenario, the caller's promise) and *megatron_hw (cleared whenever that pointer changes).
+  bool fixed_hw = false;
+  PrecheckMemo precheck;  // the memory pre-check's walk of the pipeline order, by its inputs (exact: analysis.hpp)
+  CollectiveMemo coll_plain, coll_megatron;
+  CollectiveMemos memos() {
+    return fixed_hw ? CollectiveMemos{&coll_plain, megatron_hw ? &coll_megatron : nullptr} : CollectiveMemos{};
+  }
+  // shortened = sc — but under fix_hardware, once it holds the promised hardware, without copying the Hardware again
+  // (its provenance map alone costs more than the rest of the copy): the other members are assigned, the hardware is
+  // equal by the promise.
+  bool shortened_has_hw = false;
+  void assign_shortened(const Scenario& sc) {
+    if (!fixed_hw || !shortened_has_hw) {
+      shortened = sc;
+      shortened_has_hw = fixed_hw;
+      return;
+    }
+    const auto& [model, hw, plan, train] = sc;  // (a compile error when Scenario gains a member: assign it here too)
+    (void)hw;
+    shortened.model = model;
+    shortened.plan = plan;
+    shortened.train = train;
+  }
+  StepCosts costs_of(const Scenario& sc) {
+    const CollectiveMemos m = memos();
+    return compute_step_costs(sc, megatron_hw, &m);
+  }
 };
 
 Evaluator::Evaluator() : st_(std::make_unique<State>()) {}
@@ -42,11 +70,26 @@ StepReport Evaluator::run(const Scenario& sc, const EvalOptions& opt) { return r
 
 MemoryReport Evaluator::estimate_memory(const Scenario& sc) {
   if (!is_resolved(sc.train)) throw std::logic_error("Evaluator::estimate_memory: the scenario is not resolved");
-  st_->costs = compute_step_costs(sc, st_->megatron_hw);
-  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules);
+  st_->costs = st_->costs_of(sc);
+  return estimate_memory_from_costs(sc, st_->costs, &st_->lowering.schedules, &st_->precheck);
 }
 
-void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) { st_->megatron_hw = megatron_hw; }
+void Evaluator::share_megatron_hardware(const Hardware* megatron_hw) {
+  if (megatron_hw != st_->megatron_hw) st_->coll_megatron.clear();  // (its memo served the previous one)
+  st_->megatron_hw = megatron_hw;
+}
+
+void Evaluator::fix_hardware(bool same) {
+  st_->fixed_hw = same;
+  st_->shortened_has_hw = false;
+  st_->coll_plain.clear();
+  st_->coll_megatron.clear();
+  st_->lowering.collectives = same ? &st_->coll_plain : nullptr;
+}
+
+std::pair<std::uint64_t, std::uint64_t> Evaluator::collective_memo_use() const {
+  return {st_->coll_plain.hits() + st_->coll_megatron.hits(), st_->coll_plain.misses() + st_->coll_megatron.misses()};
+}
 
 void Evaluator::reuse_graphs(bool on) { st_->lowering.shapes.enabled = on; }
 
@@ -69,10 +112,12 @@ StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool 
     const auto [m1, m2] = steady_state_runs(sc);
     // The same scenario with m1, then m2 micro-batches (one copy kept in the evaluator's state).
     Scenario& shortened = st_->shortened;
-    shortened = sc;
+    st_->assign_shortened(sc);
     shortened.train.gbs = m1 * sc.plan.dp * sc.train.mbs;
-    // (compute_step_costs does not read the batch: the second run keeps the first one's costs)
-    const StepReport a = simulate(shortened, opt, kept_costs);
+    // (compute_step_costs does not read the batch: the second run keeps the first one's costs). The memory of the
+    // first run is never read — extend_steady_state takes memory from the second, whose warm-up holds the peak — so
+    // the first run skips timeline_memory (the same report, fewer instructions per plan).
+    const StepReport a = simulate(shortened, opt, kept_costs, /*memory=*/false);
     shortened.train.gbs = m2 * sc.plan.dp * sc.train.mbs;
     const StepReport b = simulate(shortened, opt, true);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
@@ -102,9 +147,9 @@ std::string name_task(const void* ctx, engine::TaskId t) {
 }
 }  // namespace
 
-StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
+StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs, bool memory) {
   StepReport rep;
-  if (!kept_costs) st_->costs = compute_step_costs(sc, st_->megatron_hw);
+  if (!kept_costs) st_->costs = st_->costs_of(sc);
   lowering::lower_step(sc, st_->costs, st_->ex.lowered, opt.schedule, st_->lowering);
   try {
     st_->executor.run(st_->ex.lowered.graph, st_->ex.timeline);
@@ -115,7 +160,8 @@ StepReport Evaluator::simulate(const Scenario& sc, const EvalOptions& opt, bool 
   }
   compute_metrics(sc, st_->costs, st_->ex, rep);
   st_->samples.clear();
-  timeline_memory(sc, st_->costs, st_->ex, rep, opt.keep_timeline ? &st_->samples : nullptr);
+  if (memory)
+    timeline_memory(sc, st_->costs, st_->ex, rep, opt.keep_timeline ? &st_->samples : nullptr);
   return rep;
 }
 

@@ -44,6 +44,13 @@ public:
   // every scenario given from now on, so that the costs do not copy the hardware per plan (null: derived per plan).
   // The pointee must outlive the calls.
   void share_megatron_hardware(const Hardware* megatron_hw);
+  // For callers that evaluate many plans on one hardware (the sweep): with `same`, the caller promises that every
+  // scenario given from now on has the same hardware (equal content; a copy is fine) until the next call — the
+  // evaluator then memoises collective costs across plans (hardware/collective_memo.hpp: exact, per evaluator, so
+  // per thread). Each call starts with empty memos; false (the default) prices every collective afresh.
+  void fix_hardware(bool same);
+  // Collective costs answered from the memos so far, and computed (fix_hardware).
+  std::pair<std::uint64_t, std::uint64_t> collective_memo_use() const;
   // Plans of one graph shape re-fill a kept graph instead of lowering it again (lowering::ShapeCache, on by default;
   // the same graph, number for number). Off: every simulation builds its graph (tests compare the two).
   void reuse_graphs(bool on);
@@ -56,8 +63,9 @@ public:
 
 private:
   StepReport run_impl(const Scenario& sc, const EvalOptions& opt, bool kept_costs);
-  // One full event simulation (kept_costs: on the costs already in the state, else computed first).
-  StepReport simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs);
+  // One full event simulation (kept_costs: on the costs already in the state, else computed first; memory: with the
+  // timeline's memory analysis, else StepReport::memory and the stages' peaks stay empty).
+  StepReport simulate(const Scenario& sc, const EvalOptions& opt, bool kept_costs, bool memory = true);
   struct State;
   std::unique_ptr<State> st_;
 };

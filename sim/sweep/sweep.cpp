@@ -260,7 +260,9 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   std::vector<PlanResult> results(mine.size());
   std::vector<char> simulated(mine.size(), 0);
   struct Worker {
-    explicit Worker(const Scenario& s) : sc(s) {}
+    // Every plan of the sweep runs on base.hw (sc.hw is never reassigned below): the evaluator may memoise
+    // collective costs across the plans of this thread (Evaluator::fix_hardware).
+    explicit Worker(const Scenario& s) : sc(s) { ev.fix_hardware(true); }
     Scenario sc;
     Evaluator ev;
   };

@@ -1,6 +1,7 @@
 // The collective model: NCCL's choice (nccl_model.cpp), the time of what it chose (collectives.cpp), one contract run
 // against every algorithm and collective, hand-derived formulas, and the measured tables of tests/data/nccl, predicted
 // from datasheet / vendor-configuration hardware files without any value fitted to them.
+#include "hardware/collective_memo.hpp"
 #include "hardware/hardware.hpp"
 #include "hardware/nccl_model.hpp"
 #include "sim/core/error.hpp"
@@ -404,4 +405,43 @@ TEST_CASE("measured: every nccl table within 25% at every size, uncalibrated") {
                   100 * worst, 100 * worst_oop);
     MESSAGE(line);
   }
+}
+
+TEST_CASE("collective memo: the costs collective_time gives, bit for bit, computed once per distinct call") {
+  // hardware/collective_memo.hpp: a memo serving one hardware, keyed on the collective, the algorithm, the message
+  // size and the group shape. Every (collective, algorithm, size, shape) below is asked twice, in two passes: the
+  // first pass computes each (a miss), the second is answered from the memo (a hit) — and both answers equal a fresh
+  // collective_time field by field (exact: == on doubles).
+  const Hardware hw = resolve_hardware("h100", 8);
+  const GroupShape shapes[] = {{8, 8, 1, 1, 1.0}, {16, 8, 2, 8, 1.0}, {16, 8, 2, 8, 0.5}, {4, 1, 4, 8, 1.0}};
+  const double sizes[] = {0.0, 4096.0, 3e6, 2.5e9};
+  CollectiveMemo memo;
+  std::uint64_t calls = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (Collective c : kCollectives)
+      for (CollAlgo a : {CollAlgo::Auto, CollAlgo::Ring, CollAlgo::Hierarchical})
+        for (const GroupShape& g : shapes)
+          for (double b : sizes) {
+            const CollectiveCost want = collective_time(hw, c, b, g, a), got = memo.get(hw, c, b, g, a);
+            ++calls;
+            CHECK(got.time_s == want.time_s);
+            CHECK(got.latency_s == want.latency_s);
+            CHECK(got.nic_bytes == want.nic_bytes);
+            CHECK(got.nic_busy_s == want.nic_busy_s);
+            CHECK(got.channels == want.channels);
+            CHECK(got.algo == want.algo);
+            CHECK(got.protocol == want.protocol);
+          }
+  // 6 collectives × 3 algorithms × 4 shapes × 4 sizes = 288 distinct calls, each asked once per pass.
+  CHECK(calls == 576);
+  CHECK(memo.size() == 288);
+  CHECK(memo.misses() == 288);
+  CHECK(memo.hits() == 288);
+  // A call collective_time refuses (a shape with size ≠ per_node × nodes) throws through the memo and stores nothing.
+  const GroupShape bad{6, 4, 2, 1, 1.0};
+  CHECK_THROWS_AS(memo.get(hw, Collective::AllReduce, 1e6, bad), InputError);
+  CHECK_THROWS_AS(memo.get(hw, Collective::AllReduce, 1e6, bad), InputError);
+  CHECK(memo.size() == 288);
+  memo.clear();
+  CHECK(memo.size() == 0);
 }

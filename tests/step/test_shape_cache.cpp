@@ -7,6 +7,8 @@
 // not cached), every sharding strategy (bucketed once, reduce-scatter per micro-batch, sharded parameters with HSDP),
 // the three stacks (their host programs differ: p2p syncs, data syncs, per-step work), overlap flags off and a MoE
 // model and a model of mixed layer kinds (neither cached: expert collectives per segment, per-range costs).
+// The same comparison covers the sweep's collective memo (Evaluator::fix_hardware, hardware/collective_memo.hpp), whose
+// contract is exactness as well: the cached evaluator memoises collective costs across plans, the plain one does not.
 #include "sim/sweep/sweep.hpp"
 
 #include <doctest/doctest.h>
@@ -50,8 +52,14 @@ int differing(const Space& sp, bool shuffled, std::uint64_t& refills, std::uint6
                 Schedule::ZBH2,      Schedule::ZBV,    Schedule::DualPipe,    Schedule::DualPipeV};
   std::vector<Candidate> space = enumerate_space(base.model, base.hw, sp.gpus, base.train, f);
   if (shuffled) std::shuffle(space.begin(), space.end(), std::mt19937(2024));
+  // The cached evaluator also runs as the sweep's do: collective costs memoised across plans (fix_hardware,
+  // hardware/collective_memo.hpp) and the Megatron kernels derived once (share_megatron_hardware); the plain one
+  // prices every collective and derives the kernels per plan.
   Evaluator cached, plain;
   plain.reuse_graphs(false);
+  cached.fix_hardware(true);
+  const Hardware megatron_hw = megatron_compute(base.hw);
+  cached.share_megatron_hardware(&megatron_hw);
   Scenario sc = base;
   int bad = 0;
   for (const Candidate& c : space) {
@@ -71,12 +79,16 @@ int differing(const Space& sp, bool shuffled, std::uint64_t& refills, std::uint6
   refills = cached.graph_reuse().first;
   candidates = space.size();
   CHECK(plain.graph_reuse().first == 0);  // (the uncached evaluator built every graph)
+  // Every candidate prices its TP/CP/pipeline collectives, and candidates that share tp, mbs and the group shapes ask
+  // for the same ones: the memo answers some; the plain evaluator has none.
+  CHECK(cached.collective_memo_use().first > 0);
+  CHECK(plain.collective_memo_use() == std::pair<std::uint64_t, std::uint64_t>{0, 0});
   return bad;
 }
 
 }  // namespace
 
-TEST_CASE("shape cache: sweep results are bit-identical with and without re-filled graphs") {
+TEST_CASE("shape cache: sweep results are bit-identical with and without re-filled graphs and memoised collectives") {
   const Space spaces[] = {
       {"llama2-7b", 16, 64, Stack::Megatron, true},
       // 1 GB buckets: a split backward groups ⌈1e9 / (4 B · 202M / tp)⌉ = 2, 3, 5, 10 layers at tp 1, 2, 4, 8, so plans

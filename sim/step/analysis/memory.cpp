@@ -5,6 +5,7 @@
 #include "sim/step/analysis.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cstring>
 
@@ -394,7 +395,19 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   finish_report(sc, k, peak, act_at, buf_at, rep.memory, &rep.stages);
 }
 
-MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, ScheduleCache* schedules) {
+std::size_t PrecheckMemo::KeyHash::operator()(const std::vector<std::uint64_t>& k) const {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (std::uint64_t x : k) {  // (splitmix64's finalizer per word)
+    h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+  }
+  return static_cast<std::size_t>(h);
+}
+
+MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, ScheduleCache* schedules,
+                                        PrecheckMemo* memo) {
   // Closed form for the sweep's pre-check: the in-flight activations implied by the schedule order alone (the
   // compute stream is in-order, so the order fixes how many micro-batches are alive), plus one backward working
   // set and the logits. Timeline-dependent extras (gathered parameters) are left out: a lower bound of evaluate().
@@ -405,9 +418,6 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
   // all M micro-batches — the pre-check was O(M) per candidate, minutes for a sweep at 10^6 micro-batches (issue 12).
   const std::int64_t M_all = sc.train.micro_batches(pl);
   const int M = static_cast<int>(steady_state_extendable(sc, false, M_all) ? steady_state_runs(sc).second : M_all);
-  ScheduleOrder generated;
-  if (!schedules) generated = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
-  const ScheduleOrder& sched = schedules ? schedules->get(sc.train.schedule, P, pl.vpp, M) : generated;
   const ChunkActs a = chunk_acts(sc, k, schedule_traits(sc.train.schedule).splits_backward);
   // Activations a chunk pass keeps until its backward, what W keeps from B, and (models with several layer kinds) the
   // backward working set, by virtual stage (with the embedding's and the head's where they sit).
@@ -426,8 +436,31 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
   }
   thread_local std::vector<double> peak, act, buf;
   peak.assign(static_cast<std::size_t>(P), 0.0);
-  act.assign(static_cast<std::size_t>(P), 0.0);
   buf.assign(static_cast<std::size_t>(P), 0.0);
+  // The walk below reads only the order (schedule, P, vpp, M: the order and the placement of the chunks), the byte
+  // counts by virtual stage, the uniform working set and the logits: with a memo, plans that agree on all of them
+  // (bit for bit) take the peaks a previous walk computed (PrecheckMemo, analysis.hpp).
+  if (memo) {
+    std::vector<std::uint64_t>& key = memo->key;
+    key.clear();
+    key.insert(key.end(), {static_cast<std::uint64_t>(sc.train.schedule), static_cast<std::uint64_t>(P),
+                           static_cast<std::uint64_t>(pl.vpp), static_cast<std::uint64_t>(M),
+                           static_cast<std::uint64_t>(k.uniform() ? 1 : 0), std::bit_cast<std::uint64_t>(a.logits),
+                           std::bit_cast<std::uint64_t>(k.uniform() ? a.working.front() : 0.0)});
+    for (const auto* v : {&stored_by_vs, &retained_by_vs, &working_by_vs})
+      for (double x : *v) key.push_back(std::bit_cast<std::uint64_t>(x));
+    if (const auto it = memo->peaks.find(key); it != memo->peaks.end()) {
+      ++memo->hits;
+      peak = it->second;
+      act = peak;
+      MemoryReport m;
+      finish_report(sc, k, peak, act, buf, m, nullptr);
+      return m;
+    }
+  }
+  ScheduleOrder generated;
+  if (!schedules) generated = pipeline_schedule(sc.train.schedule, P, pl.vpp, M);
+  const ScheduleOrder& sched = schedules ? schedules->get(sc.train.schedule, P, pl.vpp, M) : generated;
   // Per chunk of the stage being walked (PipelinePlacement::chunks ≤ vpp): its stored and retained bytes.
   thread_local std::vector<double> stored_c, retained_c, working_c;
   stored_c.assign(static_cast<std::size_t>(place.chunks), 0.0);
@@ -465,8 +498,14 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
       }
     }
     if (holds_head) best += a.logits;  // a stage that runs the last virtual stage holds the logits
-    peak[s] = act[s] = best;
+    peak[s] = best;
   }
+  if (memo) {
+    ++memo->misses;
+    if (memo->peaks.size() >= PrecheckMemo::kMaxEntries) memo->peaks.clear();
+    memo->peaks.emplace(memo->key, peak);
+  }
+  act = peak;
   MemoryReport m;
   finish_report(sc, k, peak, act, buf, m, nullptr);
   return m;

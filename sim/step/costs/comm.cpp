@@ -8,8 +8,12 @@
 
 namespace parsim {
 
+CollectiveCost context_collective(const CostContext& c, Collective k, double bytes, const GroupShape& g) {
+  return c.collectives ? c.collectives->get(c.hw, k, bytes, g) : collective_time(c.hw, k, bytes, g);
+}
+
 double group_collective_s(const CostContext& c, Collective k, double bytes, const GroupShape& g) {
-  return g.size <= 1 ? 0.0 : collective_time(c.hw, k, bytes, g).time_s;
+  return g.size <= 1 ? 0.0 : context_collective(c, k, bytes, g).time_s;
 }
 
 void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlappable_s, TpPass pass) {
@@ -205,7 +209,7 @@ P2PCost p2p_cost(const CostContext& c) {
     g.nodes = 1;
     g.concurrent_per_node = gpn;
   }
-  const CollectiveCost send = collective_time(c.hw, Collective::SendRecv, bytes, g);
+  const CollectiveCost send = context_collective(c, Collective::SendRecv, bytes, g);
   double t = send.time_s;
   if (scattered && !c.sc.train.sp)  // scatter-gather: the receiver re-assembles the activation (gather_split_1d_tensor)
     t += group_collective_s(c, Collective::AllGather, activation_bytes(c.sc), c.tp_group);

@@ -6,7 +6,7 @@
 
 namespace parsim {
 
-StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
+StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, const CollectiveMemos* memos) {
   const ModelSpec& m = sc.model;
   const Plan& pl = sc.plan;
   const TrainingConfig& tr = sc.train;
@@ -18,8 +18,10 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
   const Hardware hw_te = derive ? megatron_compute(sc.hw) : Hardware{};
   const Hardware& hw = !megatron ? sc.hw : derive ? hw_te : *megatron_hw;
   const int gpn = hw.node.gpus_per_node;
+  // (a memo serves one hardware: none for a Megatron hardware derived here for this plan alone)
+  CollectiveMemo* memo = !memos ? nullptr : !megatron ? memos->plain : derive ? nullptr : memos->megatron;
   const CostContext c{sc, hw, group_shape(pl, GroupKind::TP, gpn), group_shape(pl, GroupKind::CP, gpn),
-                      tr.tp_comm_overlap};
+                      tr.tp_comm_overlap, memo};
   StepCosts out;
   out.layers_per_chunk = layers_per_chunk(m.layers, pl.pp, pl.vpp, tr.split);
   out.placement = pipeline_placement(tr.schedule, pl.pp, pl.vpp);
@@ -66,7 +68,7 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw) {
   // (kv_heads/t)·head_dim elements), the EP all-to-all of the rank's routed tokens (k × its tokens).
   auto nic_share = [&](Collective k, double bytes, const GroupShape& g) {
     if (g.size <= 1 || g.nodes <= 1 || !(bytes > 0)) return 0.0;
-    const CollectiveCost cc = collective_time(hw, k, bytes, g);
+    const CollectiveCost cc = context_collective(c, k, bytes, g);
     return cc.time_s > 0 ? std::min(1.0, cc.nic_busy_s / cc.time_s) : 0.0;
   };
   {

@@ -161,6 +161,9 @@ struct Scratch {
   std::vector<Recipe> recipes;
   std::vector<CostRecipe> cost_recipes;
   ShapeCache shapes;
+  // A memo of collective_time serving the scenarios' hardware (Evaluator::fix_hardware), or null: the data-parallel
+  // and pipeline collectives Builder::comm prices repeat across plans of a sweep.
+  CollectiveMemo* collectives = nullptr;
 };
 
 class Builder {

@@ -47,7 +47,8 @@ Builder::CommCost Builder::comm(Collective c, double bytes, const GroupShape& gs
   // Per-layer collectives repeat with the same size every micro-batch: memoise the last few.
   for (const CommMemo& m : memo_)
     if (m.group == &gs && m.coll == c && m.bytes == bytes) return {m.time, m.nic};
-  const CollectiveCost cc = collective_time(sc_.hw, c, bytes, gs);
+  const CollectiveCost cc = scratch_.collectives ? scratch_.collectives->get(sc_.hw, c, bytes, gs)
+                                                 : collective_time(sc_.hw, c, bytes, gs);
   // Only a group that leaves the node puts bytes on the NICs (nic_busy_s is 0 otherwise).
   const double nic = gs.nodes > 1 ? cc.nic_busy_s : 0.0;
   memo_[memo_next_] = CommMemo{&gs, c, bytes, cc.time_s, nic};
