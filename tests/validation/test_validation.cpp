@@ -539,3 +539,45 @@ TEST_CASE("validation: step time of the small-model single-node family (S56: vTr
   REQUIRE(mbs8 == 8);
   CHECK(std::fabs(mbs8_sum / mbs8) <= 0.06);
 }
+
+TEST_CASE("validation: the rest of vTrain's measurements (not cross-validated: S56 single-node, S57 multi-node)") {
+  // tests/data/validation/vtrain_rest.csv (tools/vtrain_rows.py from the verbatim copies in tests/data/validation/vtrain/,
+  // github.com/VIA-Research/vTrain @f8dda8473a): every vTrain measurement that small_models_a100.csv (the 80
+  // cross-validated S56 rows: 8 GPUs, pp 1, 24 layers) does not hold — 1,360 single-node runs on 2, 4 or 8 A100 (GPT
+  // 12/16/20/24 layers × hidden 1024/2048, seq 1024, tp 1–8, pp 1–4, mbs 1–8) and 109 multi-node runs on 64–512 A100
+  // (S57: GPT 3.6B 30 × 3072, 18.4B 40 × 6144, 39.1B 48 × 8192, 175B 96 × 12288, seq 2048). Same program and flags as S56 (Megatron-DeepSpeed, fp16, full recompute, unfused attention, no bucketing). No
+  // constant is fitted to these rows: host_legacy (1.54) comes from S56's 80 rows and S54, the GPU fractions from every
+  // source. They test that the constants carry over to the configurations the fit did not see. Measured on this commit
+  // (build/tests/parsim_accuracy --data tests/data/validation/vtrain_rest.csv): S56 rest 11.3 % mean |error| (signed
+  // +2.2 %, worst W1179 +38.2 %), S57 11.7 % (signed +2.5 %, worst W1376 −47.8 %: 3.6B at 64 GPUs; vTrain reports
+  // 14.7 % for its own simulator on these multi-node runs); with the one host factor of main before the legacy program
+  // had its own (2.37) the single-node rows were ≈ 43 % off. Bounds = those + ≈ 1.5 points: mean ≤ 13 % each, every
+  // row within 55 %, and the 400 8-GPU pp > 1 rows (the pipeline schedule with host-bound stages; 11.3 % measured)
+  // within 13 % mean.
+  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/vtrain_rest.csv";
+  const std::vector<PublishedRun> rows = load_published_runs(path);
+  CHECK(rows.size() == 1469);
+  std::map<std::string, std::pair<double, int>> by_source;
+  double pipe_sum = 0;
+  int pipe_n = 0;
+  for (const auto& r : evaluate_runs(rows)) {
+    CAPTURE(r.run->row_id());
+    REQUIRE(r.ok);
+    auto& s = by_source[r.run->source_id()];
+    s.first += std::fabs(r.error), ++s.second;
+    CHECK(std::fabs(r.error) <= 0.55);
+    const Plan plan = parse_plan(r.args.plan);
+    if (r.run->source_id() == "S56" && plan.pp > 1 && plan.world() == 8) pipe_sum += std::fabs(r.error), ++pipe_n;
+  }
+  REQUIRE(by_source.size() == 2);
+  for (const auto& kv : by_source) {
+    const std::string source = kv.first;
+    CAPTURE(source);
+    std::printf("vTrain %s (not cross-validated): %d rows, mean |err| %.1f %%\n", source.c_str(), kv.second.second,
+                100 * kv.second.first / kv.second.second);
+    CHECK(kv.second.first / kv.second.second <= 0.13);
+  }
+  REQUIRE(pipe_n > 0);
+  std::printf("vTrain S56 8-GPU pipelined rows: %d, mean |err| %.1f %%\n", pipe_n, 100 * pipe_sum / pipe_n);
+  CHECK(pipe_sum / pipe_n <= 0.13);
+}
