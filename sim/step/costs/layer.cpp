@@ -205,7 +205,8 @@ ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
 // direction: read and write R·h·e twice = 4·R·h·e bytes in 3 kernels (the probabilities' copy is ≈ 1/h of the bytes).
 // Megatron-Core's moe_router_padding_for_fp8 pads the routing map instead and skips these copies; the Megatron-Bridge
 // performance recipes of the validation rows leave it at its default, False (scripts/performance/configs/qwen/
-// qwen3_llm_pretrain.py; MCore transformer_config.py). The fused grouped MLP (--moe-fused-grouped-mlp) takes
+// qwen3_llm_pretrain.py, src/megatron/bridge/recipes/deepseek/deepseek_v3.py; MCore transformer_config.py;
+// parsim has no option for it). The fused grouped MLP (--moe-fused-grouped-mlp) takes
 // device-side group offsets and has no such copy. The padded rows' extra GEMM work (≤ align − 1 rows per local expert)
 // is < 1 % of a group and not counted. [D, counted from the code path.]
 struct PadWork {
