@@ -52,7 +52,8 @@
 //     1-byte routing map, (4 + 1)·E per token; the shared experts like a dense FFN of n·f_s; per routed pair R
 //     (moe_routed_tokens: k × tokens, × imbalance on the busiest rank) the expert input e·h (fc1's wgrad), fc1's
 //     outputs and the activation output (gated 3, plain 2)·e·f_e/etp, the expert output e·h (kept by the combine
-//     for the routing-probability gradient) and the fp32 probability 4 bytes. The dispatch send/receive buffers are
+//     for the routing-probability gradient) and the fp32 probability 4 bytes; with a clamped activation on the
+//     TEGroupedMLP path the clamped concatenation e·2·f_e/etp more. The dispatch send/receive buffers are
 //     transient: moe_dispatch_buffer_bytes, counted in the working bytes.
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
@@ -67,6 +68,7 @@ struct Split {
   double tp;      // tensors already split by TP
   double core;    // attention-core tensors
   double routed;  // MoE: tensors of the routed (token, expert) pairs on this rank
+  double clamped;  // of which the clamped activation inputs' concatenation (activation_clamp, TEGroupedMLP path)
   // Selective recompute by module (o.recompute_modules beyond core_attn): what the recomputed modules no longer keep,
   // hidden-sized (÷t under SP like `hidden`) and the rest.
   double freed_hidden;
@@ -118,6 +120,15 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     const double routed = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
     const double fe_r = static_cast<double>(m.expert_ffn_hidden) / split.etp;
     x.routed = routed * ((g_in + e) * h + ffn_bytes * fe_r + 4.0);
+    // A clamped gated activation (GPT-OSS swiglu_limit, "activation_clamp") on the TEGroupedMLP path: Megatron-Core's
+    // weighted_bias_quick_geglu_impl (fused_bias_geglu.py at the Megatron-LM commits of the 26.04.01 / 26.06
+    // containers) clamps the two halves of FC1's output in eager PyTorch and concatenates them before the fused
+    // quick-GEGLU, whose autograd Function saves its input — the clamped concatenation, a second [R × 2·f_e/etp]
+    // tensor beside FC1's output (which the clamps' backward keeps: clamp saves its input). e·2·f_e/etp per routed
+    // pair more; none on the fused grouped MLP (activation in the GEMM epilogue), freed with the rest of the
+    // activation's tensors under moe_act (below) and moe recompute. [D, counted from the code path.]
+    if (m.activation_clamp > 0 && m.gated() && !o.moe_fused_grouped_mlp) x.clamped = routed * e * 2.0 * fe_r;
+    x.routed += x.clamped;
   } else {
     per_token_tp += ffn_bytes * (static_cast<double>(m.ffn_hidden) / t);
   }
@@ -158,6 +169,8 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
           const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
           x.freed += moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split) * g_in *
                      static_cast<double>(m.expert_ffn_hidden) / split.etp;
+          // The clamps and the concatenation run inside the checkpoint too (it wraps the whole bias_act_func).
+          x.freed += x.clamped;
         }
         // shared_experts (shared_experts.py under tensor_parallel.checkpoint): the shared experts' FFN tensors.
         if (r.has(RecomputeModule::SharedExperts)) x.freed += shared_ffn;

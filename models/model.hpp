@@ -337,6 +337,9 @@ struct ActivationOptions {
   // With --precision fp8, Transformer Engine's Linear / LayerNormLinear modules keep their GEMM input for the weight
   // gradient as the fp8 cast (1 B per element), not the 16-bit tensor (activations.cpp). Set for the Megatron stack.
   bool fp8_gemm_inputs = false;
+  // The routed experts' MLP as Transformer Engine's fused grouped kernels (TrainingConfig::moe_fused_grouped_mlp): the
+  // activation runs in FC1's epilogue, so a clamped activation's eager clamps keep nothing (activations.cpp).
+  bool moe_fused_grouped_mlp = false;
 };
 // Bytes kept from a layer's forward until its backward.
 double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s,

@@ -568,6 +568,64 @@ TEST_CASE("MoE clamped activation inputs (GPT-OSS swiglu_limit) on the TEGrouped
         doctest::Approx(layer_costs(context(fused_plain, hw), kind).fwd.compute_s));
 }
 
+TEST_CASE("MoE fp8 on the TEGroupedMLP path: the routed tokens padded to the fp8 block and unpadded (Fp8Padding)") {
+  // Megatron-Core TEGroupedMLP.forward with fp8 pads the permuted hidden states and probabilities per local expert to
+  // the quantisation block (TE Fp8Padding) and unpads FC2's output (Fp8Unpadding): per direction 4·R·h·e bytes in 3
+  // kernels. Mixtral tp1 ep4 fp8: 2 local experts (≤ 4 streams, so both paths time the GEMMs alike), R = 2 · 4,096
+  // = 8,192 routed pairs, h = 4,096, f = 14,336, e = activation_element_bytes(fp8) (the activations stay 16-bit).
+  // TEGroupedMLP − fused grouped MLP, forward = the activation kernel (R · 3f · e, 1 kernel) + FC2's input cast the
+  // fused path does in FC1's epilogue (cb · R · f, 1 kernel) + the padding copies (4 · R · h · e, 3 kernels);
+  // memory_bound_time_s is linear in bytes and kernels, so the three sum to one call.
+  auto with = [](bool fused) {
+    ScenarioInput in = mixtral_input("tp1pp1dp16ep4");
+    in.train.precision = Precision::FP8;
+    in.train.moe_fused_grouped_mlp = fused;
+    return resolve_scenario(in);
+  };
+  const Scenario te = with(false), fu = with(true);
+  const Hardware hw = megatron_compute(te.hw);
+  const LayerKind kind = te.model.layer(0);
+  const PassCosts pt = layer_costs(context(te, hw), kind), pf = layer_costs(context(fu, hw), kind);
+  const double e = activation_element_bytes(Precision::FP8), cb = hw.gpu.compute.fp8_cast_bytes_per_element;
+  const double R = 8192, h = 4096, f = 14336;
+  const double act = R * 3 * f * e, cast = cb * R * f, pad = 4 * R * h * e;
+  CHECK(pad == 4.0 * 8192 * 4096 * e);
+  CHECK(pt.fwd.compute_s - pf.fwd.compute_s == doctest::Approx(memory_bound_time_s(hw, act + cast + pad, 5)));
+  // bf16 runs no padding: the two paths differ by the activation kernel alone (case (1) of the test above).
+  ScenarioInput bf = mixtral_input("tp1pp1dp16ep4");
+  const Scenario te16 = resolve_scenario(bf);
+  bf.train.moe_fused_grouped_mlp = true;
+  const Scenario fu16 = resolve_scenario(bf);
+  CHECK(layer_costs(context(te16, hw), kind).fwd.compute_s - layer_costs(context(fu16, hw), kind).fwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(hw, R * 3 * f * 2, 1)));
+}
+
+TEST_CASE("MoE clamped activation on the TEGroupedMLP path keeps the clamped concatenation until the backward") {
+  // GPT-OSS tp1 ep8, mbs 1, seq 4,096: R = 4,096 · 4 = 16,384 routed pairs, f_e = 2,880, bf16. The fused quick-GEGLU
+  // saves its input, the clamped concatenation [R × 2 f_e]: 16,384 · 2 · 2,880 · 2 B = 188,743,680 B per MoE layer
+  // more than the same model without the clamp; none under moe_act recompute (the clamps run inside the checkpoint)
+  // and none on the fused grouped MLP (activation in the GEMM epilogue).
+  const Scenario sc = gpt_oss("tp1pp1dp8ep8");
+  ModelSpec plain = sc.model;
+  plain.activation_clamp = 0;
+  const LayerKind kind = sc.model.layer(1);
+  ActivationOptions o;
+  o.experts = ExpertSplit{8, 1, 1.0};
+  const double extra = 16384.0 * 2 * 2880 * 2;
+  CHECK(extra == 188743680.0);
+  CHECK(activation_bytes_per_layer(sc.model, kind, 1, 4096, o) - activation_bytes_per_layer(plain, kind, 1, 4096, o) ==
+        doctest::Approx(extra));
+  ActivationOptions rec = o;
+  rec.recompute = Recompute::Selective;
+  rec.recompute_modules = parse_recompute_modules("moe_act");
+  CHECK(activation_bytes_per_layer(sc.model, kind, 1, 4096, rec) ==
+        doctest::Approx(activation_bytes_per_layer(plain, kind, 1, 4096, rec)));
+  ActivationOptions fused = o;
+  fused.moe_fused_grouped_mlp = true;
+  CHECK(activation_bytes_per_layer(sc.model, kind, 1, 4096, fused) ==
+        doctest::Approx(activation_bytes_per_layer(plain, kind, 1, 4096, fused)));
+}
+
 TEST_CASE("--moe-a2a-overlap: the first forward and the last backward run alone and expose their exchanges") {
   // Mixtral tp1pp1dp16ep8 with gbs 64: 4 micro-batches per replica. Megatron-Core combined_1f1b.py runs F0 alone,
   // then (B0, F1), (B1, F2), (B2, F3), then B3 alone; a pass with a partner hides its token exchanges behind the

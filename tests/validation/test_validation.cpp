@@ -234,8 +234,21 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // The bounds below guard against regressions; tighten them as the model improves. moe.csv is not in the
   // cross-validation fit (no constant is fitted to MoE rows; README "Mixture of experts in the step" gives the
   // leave-one-source-out figures with moe.csv added to the fit).
-  // Bounds: the mean reached (14.7 %) and the worst row (32.2 %) with a margin of ≈ 1.3 and 1.8 points.
-  constexpr double kMoeMeanBound = 0.16;
+  // moe8: 14.7 → 13.8 % (signed −14.3 → −12.7 %) with the fp8 alignment copies of the TEGroupedMLP path
+  // (Megatron-Core TEGroupedMLP.forward: with fp8 the permuted hidden states and probabilities pass through TE
+  // Fp8Padding and FC2's output through Fp8Unpadding — 4·R·h·e bytes in 3 kernels each direction, 3 module calls on
+  // the host; the recipes leave moe_router_padding_for_fp8 at False; none on the fused grouped MLP): every fp8
+  // TEGroupedMLP row slows, the host-bound H100 Qwen3 rows through their host issue as well — E0023 −27.6 → −23.9 %,
+  // E0010 −26.5 → −22.7 %, E0008 −24.5 → −20.9 %, E0009 −19.3 → −14.0 %, E0012 −18.7 → −15.4 %, E0020 −21.0 →
+  // −19.5 %, E0003/E0005 −17.4/−12.1 → −16.6/−11.5 %, E0013 −12.5 → −11.3 %, E0002/E0004 −11.6/−10.9 → −10.8/−9.6 %,
+  // DeepSeek-V3 E0006/E0007/E0018 −3.4/−0.3/−0.2 → 0.0/+1.2/+2.3 %, E0011 (host-bound pipeline stages on GB200's
+  // Grace hosts) +5.3 → +10.3 %; bf16 rows and the fused-path rows unchanged. The clamped
+  // activation's saved concatenation (activation memory, E0020 only: no moe_act recompute on the TEGroupedMLP path)
+  // moves no step time. 2 rows remain beyond 25 %, both GPT-OSS 120B on GB200 with EP 64 (E0014 −32.2 %, E0019
+  // −32.0 %; see above: its gap is on both execution paths and not its FLOPs).
+  // Bounds: the mean reached (13.8 %) and the worst row (32.2 %) with a margin of ≈ 1.2 and 1.8 points; at most the
+  // 2 rows beyond issue 10's 25 % that remain.
+  constexpr double kMoeMeanBound = 0.15;
   constexpr double kMoeRowBound = 0.34;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
@@ -289,6 +302,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
+  CHECK(beyond_issue_bound <= 2);
   CHECK(stats.back().mean_abs <= kMoeMeanBound);
 }
 

@@ -98,6 +98,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
   o.fused_cross_entropy = sc.train.cross_entropy_fusion;  // the 16-bit logits alone
   o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
+  o.moe_fused_grouped_mlp = sc.train.moe_fused_grouped_mlp;
   return o;
 }
 

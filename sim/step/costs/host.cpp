@@ -402,6 +402,10 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   // The clamped activation's inputs on the TEGroupedMLP path (layer.cpp expert_clamp_work): chunk, two clamps and
   // the concatenation — Python ops, 3 kernels.
   if (!fused && m.activation_clamp > 0 && m.gated()) f += {4 * kOp, 3, 0};
+  // fp8 on the TEGroupedMLP path (layer.cpp expert_fp8_pad_work): TE Fp8Padding of the hidden states and of the
+  // probabilities before FC1 and Fp8Unpadding after FC2 — each a module call that builds the padded split list,
+  // allocates the buffer and launches one copy kernel through an autograd Function [E: ≈ 2 eager ops each].
+  if (!fused && fp8) f += {6 * kOp, 3, 0};
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
   I.fwd = f;

@@ -193,6 +193,34 @@ ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
   return {8.0 * f, 10.0 * f, 3};
 }
 
+// fp8 alignment of the routed experts' token groups on the TEGroupedMLP path. An fp8 GEMM needs each group's rows in
+// multiples of the quantisation block (Transformer Engine get_align_size_for_quantization: 32 for MXFP8 / NVFP4, 16
+// for the per-tensor and current-scaling recipes), and the per-expert token counts the router produces are not (a
+// count is a multiple of 16 with probability 1/16, so with several local experts the copy nearly always runs — also
+// under forced load balancing, whose random routing balances the counts only on average). Megatron-Core experts.py
+// TEGroupedMLP.forward therefore, with config.fp8, passes the permuted hidden states and the permuted probabilities
+// through TE Fp8Padding (pytorch/module/fp8_padding.py: unless every split is already aligned, fused_multi_row_padding
+// copies the [R × h] input into a padded buffer, the [R] probabilities likewise) and the FC2 output through
+// Fp8Unpadding (fused_multi_row_unpadding: [R × h] copied back); autograd runs the inverse copy of each gradient. Per
+// direction: read and write R·h·e twice = 4·R·h·e bytes in 3 kernels (the probabilities' copy is ≈ 1/h of the bytes).
+// Megatron-Core's moe_router_padding_for_fp8 pads the routing map instead and skips these copies; the Megatron-Bridge
+// performance recipes of the validation rows leave it at its default, False (scripts/performance/configs/qwen/
+// qwen3_llm_pretrain.py, src/megatron/bridge/recipes/deepseek/deepseek_v3.py; MCore transformer_config.py;
+// parsim has no option for it). The fused grouped MLP (--moe-fused-grouped-mlp) takes
+// device-side group offsets and has no such copy. The padded rows' extra GEMM work (≤ align − 1 rows per local expert)
+// is < 1 % of a group and not counted. [D, counted from the code path.]
+struct PadWork {
+  double bytes = 0;
+  int kernels = 0;  // each direction
+};
+PadWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
+  if (sc.train.precision != Precision::FP8 || sc.train.moe_fused_grouped_mlp) return {};
+  if (routed_gemms(lw).groups == 0) return {};
+  return {4.0 * lw.routed_tokens_received * static_cast<double>(sc.model.hidden) *
+              activation_element_bytes(sc.train.precision),
+          3};
+}
+
 // A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
 // flash_fwd_launch_template.h: run_mha_fwd_hdim64 / hdim128 use 128-query × 128-key tiles — FlashAttention-3's
 // hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
@@ -503,8 +531,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
   // The clamped activation inputs (expert_clamp_work): their own forward and backward traffic, not the generic 2×.
   const ClampWork clamp = moe ? expert_clamp_work(sc, lw) : ClampWork{};
-  const double clamp_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
-  const double clamp_b = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.bwd_bytes, clamp.kernels) : 0.0;
+  const double clamp_only_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
+  const double clamp_only_b = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.bwd_bytes, clamp.kernels) : 0.0;
+  // The fp8 alignment copies of the routed tokens (expert_fp8_pad_work): their forward and backward passes, added
+  // to the clamp terms' slots (the same memory-bound kind of work around the expert GEMMs).
+  const PadWork pad = moe ? expert_fp8_pad_work(sc, lw) : PadWork{};
+  const double pad_s = pad.kernels > 0 ? memory_bound_time_s(hw, pad.bytes, pad.kernels) : 0.0;
+  const double clamp_f = clamp_only_f + pad_s, clamp_b = clamp_only_b + pad_s;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
