@@ -6,8 +6,9 @@
 #include "sim/core/error.hpp"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,34 @@ std::vector<std::string> parse_pipeline_layout(const std::string& layout) {
   return stages;
 }
 
+namespace {
+// The interned layouts, each with its parse once a caller asked for it. A std::map's nodes never move, so the key's
+// address is the interned pointer and a parse, once stored, stays valid for the life of the process.
+struct LayoutPool {
+  std::mutex mu;
+  std::map<std::string, std::optional<std::vector<std::string>>, std::less<>> entries;
+};
+LayoutPool& layout_pool() {
+  static LayoutPool pool;
+  return pool;
+}
+}  // namespace
+
 const std::string* intern_pipeline_layout(const std::string& layout) {
   if (layout.empty()) return nullptr;
-  static std::mutex mu;
-  static std::set<std::string, std::less<>> pool;
-  const std::lock_guard<std::mutex> lock(mu);
-  return &*pool.insert(layout).first;
+  LayoutPool& pool = layout_pool();
+  const std::lock_guard<std::mutex> lock(pool.mu);
+  return &pool.entries.try_emplace(layout).first->first;
+}
+
+const std::vector<std::string>& pipeline_layout_stages(const std::string* interned) {
+  LayoutPool& pool = layout_pool();
+  const std::lock_guard<std::mutex> lock(pool.mu);
+  const auto it = pool.entries.find(*interned);
+  if (it == pool.entries.end() || &it->first != interned)
+    throw InputError("pipeline layout '" + *interned + "' was not interned (intern_pipeline_layout)");
+  if (!it->second) it->second = parse_pipeline_layout(*interned);
+  return *it->second;
 }
 
 std::vector<int> layout_layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split) {
@@ -83,7 +106,7 @@ std::vector<int> layout_layers_per_chunk(int layers, int pp, int vpp, const Pipe
     throw InputError("--pipeline-model-parallel-layout cannot be combined with --decoder-first/last-pipeline-num-"
                      "layers or --account-for-embedding/loss-in-pipeline-split (Megatron-Core refuses the "
                      "combination)");
-  const auto stages = parse_pipeline_layout(*split.layout);
+  const auto& stages = pipeline_layout_stages(split.layout);
   const std::string where = "pipeline layout '" + *split.layout + "'";
   if (static_cast<std::int64_t>(stages.size()) != std::int64_t{pp} * vpp)
     throw InputError(where + " has " + S(static_cast<std::int64_t>(stages.size())) +

@@ -104,6 +104,10 @@ std::vector<std::string> parse_pipeline_layout(const std::string& layout);
 // The one stored copy of a layout string (PipelineSplit::layout): the same pointer for equal strings, nullptr for
 // an empty one; thread-safe, kept for the life of the process.
 const std::string* intern_pipeline_layout(const std::string& layout);
+// parse_pipeline_layout of an interned layout, parsed once and kept with the interned string, so that the plan check,
+// the layer split and the rendering of every plan of a sweep share one parse. `interned` must come from
+// intern_pipeline_layout; throws parse_pipeline_layout's InputError (each call, the bad parse is not kept).
+const std::vector<std::string>& pipeline_layout_stages(const std::string* interned);
 // layers_per_chunk's branch for split.layout (plans/pipeline_layout.cpp): the decoder layers of each virtual stage.
 std::vector<int> layout_layers_per_chunk(int layers, int pp, int vpp, const PipelineSplit& split);
 // Layers held by each pipeline stage (sum over its vpp chunks).

@@ -178,7 +178,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     }
     // Megatron-Core validate_layer_layout: the layout's MTP layers match the model's (mtp_num_layers).
     if (t.split.layout) {
-      const std::string tail = parse_pipeline_layout(*t.split.layout).back();
+      const std::string& tail = pipeline_layout_stages(t.split.layout).back();
       const auto mtp = std::count(tail.begin(), tail.end(), 'm');
       if (mtp != m.mtp_layers)
         return "pipeline layout '" + *t.split.layout + "' holds " + S(mtp) + " MTP layers 'm'; " + model_name(m) +

@@ -138,6 +138,13 @@ TEST_CASE("Megatron-Core's pipeline layout string (--pipeline-model-parallel-lay
   // Layouts are interned: equal strings share one pointer (PipelineSplit stays trivially copyable), empty is unset.
   CHECK(intern_pipeline_layout(std::string("Et*4|(t*4|)*14tmL")) == lay.layout);
   CHECK(intern_pipeline_layout("") == nullptr);
+  // The parse is kept with the interned string: every caller (plan check, layer split, rendering) gets the same
+  // stored stages, equal to a fresh parse; a bad layout throws on every call (nothing stored for it).
+  CHECK(&pipeline_layout_stages(lay.layout) == &pipeline_layout_stages(lay.layout));
+  CHECK(pipeline_layout_stages(lay.layout) == st);
+  const std::string* bad = intern_pipeline_layout("Ex*4|L");
+  CHECK_THROWS_AS(pipeline_layout_stages(bad), InputError);
+  CHECK_THROWS_AS(pipeline_layout_stages(bad), InputError);
   // pp8 without vpp (layout_map[(8, 1)]): E + 8, 6 × 8, 5 + MTP + loss.
   lay.layout = intern_pipeline_layout("Et*8|(t*8|)*6t*5mL");
   CHECK(layers_per_chunk(61, 8, 1, lay) == std::vector<int>{8, 8, 8, 8, 8, 8, 8, 5});
