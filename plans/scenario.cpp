@@ -76,8 +76,13 @@ Scenario resolve_scenario(const ScenarioInput& in) {
   sc.hw = resolve_hardware(in.gpu, in.gpus_per_node);
   sc.plan = parse_plan(in.plan);
   sc.train = resolve_training(sc.plan, sc.model, in.train);
+  apply_framework_collectives(sc.hw, sc.train);
   validate_plan(sc.plan, sc.model, sc.hw, sc.train);
   return sc;
+}
+
+void apply_framework_collectives(Hardware& hw, const TrainingConfig& t) {
+  if (t.deterministic) hw.comm.algorithms = kAlgoRing;
 }
 
 namespace {

@@ -65,6 +65,14 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
 // True when no field holds an "auto" value (what the simulator requires; Evaluator resolves a copy otherwise).
 bool is_resolved(const TrainingConfig& t);
 
+// The collective-library environment the framework sets for a run: Megatron's --deterministic-mode runs NCCL with
+// NCCL_ALGO=Ring (megatron/training/arguments.py validate_args requires NCCL_ALGO in {Tree, Ring, CollnetDirect,
+// CollnetChain, ^NVLS} and megatron/core set_deterministic_algorithms sets "Ring" when it is not; NVIDIA's Megatron-LM
+// CI model_config.yaml files of the deterministic tests set ENV_VARS NCCL_ALGO: Ring): every NCCL collective runs the
+// ring algorithm — no NVLS, tree or PAT — whatever the hardware file enables (point-to-point traffic is unaffected).
+// Applied by resolve_scenario() and the sweep once the training settings are known.
+void apply_framework_collectives(Hardware& hw, const TrainingConfig& t);
+
 // Loads the model and hardware, parses the plan, resolves the settings and validates the whole (throws InputError with
 // the contract's one-line messages).
 Scenario resolve_scenario(const ScenarioInput& in);

@@ -407,6 +407,91 @@ TEST_CASE("measured: every nccl table within 25% at every size, uncalibrated") {
   }
 }
 
+// ---- measured: XLA's collective performance table on one 8 × H100 and one 8 × B200 node ----
+// tests/data/nccl/xla_perf_table_8gpu_h100_b200.csv (openxla/xla default_collective_perf_table.txtpb, Apache-2.0): the
+// all-gathers and all-reduces of F32 buffers from 1 KiB to 2 GiB that XLA's collective_perf_table_gen timed through
+// its NCCL runtime, on groups of 8 and of 4 GPUs — the only all-gather size sweep on B200s found (tests/data/nccl/
+// README.md). Every XLA call carries a fixed runtime cost the NCCL model does not have: 14–41 µs at ≤ 64 KiB where
+// NCCL's own latency is 10–18 µs in the model. It is taken as the smallest time of the table at ≤ 64 KiB (per GPU,
+// collective and group) and subtracted; what is left is compared from 64 MiB up, the TP and bucket sizes, where that
+// floor is below 13 % of the time. Which algorithm XLA's NCCL ran is not recorded: its 8-GPU all-reduces on H100 sit
+// between parsim's ring and NVLS figures (ring 1.08–1.10 ×, NVLS 0.84–0.86 × the measurement), so the all-reduce is
+// held to the ring (what NCCL_ALGO=Ring runs, e.g. under Megatron's --deterministic-mode) and the all-gather to NCCL's
+// own choice (ring at these sizes). Bound: 25 % (the nccl-tests acceptance above), no value fitted to this table.
+// What it shows (MESSAGE lines): on B200 the model is 2–21 % too fast at these sizes, on H100 −20 … +10 %; B200's
+// all-reduce ring is ≈ 15 % more optimistic than H100's relative to this harness, its all-gather ≈ 4 %.
+TEST_CASE("measured: XLA's 8 × H100 and 8 × B200 collective table from 64 MiB within 25%, uncalibrated") {
+  std::ifstream in(std::string(PARSIM_TEST_DATA) + "/nccl/xla_perf_table_8gpu_h100_b200.csv");
+  REQUIRE(in.good());
+  struct Row {
+    std::string gpu, coll;
+    int n = 0;
+    double bytes = 0, time_s = 0;
+  };
+  std::vector<Row> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("gpu,", 0) == 0) continue;
+    std::stringstream ss(line);
+    Row r;
+    std::string f;
+    std::getline(ss, r.gpu, ',');
+    std::getline(ss, r.coll, ',');
+    std::getline(ss, f, ',');
+    r.n = std::stoi(f);
+    std::getline(ss, f, ',');
+    r.bytes = std::stod(f);
+    std::getline(ss, f, ',');  // throughput
+    std::getline(ss, f, ',');
+    r.time_s = std::stod(f) * 1e-6;
+    rows.push_back(r);
+  }
+  // 2 GPUs × 2 collectives × 2 group sizes × 22 sizes (1 KiB … 2 GiB).
+  REQUIRE(rows.size() == 176);
+  auto key = [](const Row& r) { return r.gpu + "/" + r.coll + "/" + std::to_string(r.n); };
+  std::vector<std::pair<std::string, double>> floors;
+  auto floor_of = [&](const Row& r) {
+    for (const auto& f : floors)
+      if (f.first == key(r)) return f.second;
+    double m = 1e9;
+    for (const Row& o : rows)
+      if (key(o) == key(r) && o.bytes <= 65536) m = std::min(m, o.time_s);
+    floors.emplace_back(key(r), m);
+    return m;
+  };
+  std::vector<std::pair<std::string, double>> worst;
+  int checked = 0;
+  for (const Row& r : rows) {
+    if (r.bytes < 64.0 * 1048576) continue;
+    const Hardware hw = resolve_hardware(r.gpu);
+    const GroupShape g{r.n, r.n, 1, r.n};
+    const bool ar = r.coll == "all-reduce";
+    const CollectiveCost cc = collective_time(hw, ar ? Collective::AllReduce : Collective::AllGather, r.bytes, g,
+                                              ar ? CollAlgo::Ring : CollAlgo::Auto);
+    const double measured = r.time_s - floor_of(r);
+    const double err = cc.time_s / measured - 1;
+    CAPTURE(key(r));
+    CAPTURE(r.bytes);
+    CAPTURE(measured);
+    CAPTURE(cc.time_s);
+    CHECK(std::fabs(err) <= 0.25);
+    ++checked;
+    bool found = false;
+    for (auto& w : worst)
+      if (w.first == key(r)) {
+        if (std::fabs(err) > std::fabs(w.second)) w.second = err;
+        found = true;
+      }
+    if (!found) worst.emplace_back(key(r), err);
+  }
+  CHECK(checked == 48);  // 8 series × 6 sizes (64 MiB … 2 GiB)
+  for (const auto& w : worst) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "XLA table %-24s worst error from 64 MiB: %+5.1f%%", w.first.c_str(), 100 * w.second);
+    MESSAGE(msg);
+  }
+}
+
 TEST_CASE("collective memo: the costs collective_time gives, bit for bit, computed once per distinct call") {
   // hardware/collective_memo.hpp: a memo serving one hardware, keyed on the collective, the algorithm, the message
   // size and the group shape. Every (collective, algorithm, size, shape) below is asked twice, in two passes: the

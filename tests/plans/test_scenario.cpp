@@ -155,3 +155,30 @@ TEST_CASE("bad values read the same from every front end") {
         Contains("--gpus-per-node 2048 is too large (at most 1024)"));
   CHECK(error_of([] { resolve_scenario(ScenarioInput{}); }) == Contains("--model is required"));
 }
+
+TEST_CASE("Megatron --deterministic-mode runs every NCCL collective as a ring (NCCL_ALGO=Ring)") {
+  // Megatron-LM validate_args requires NCCL_ALGO in {Tree, Ring, CollnetDirect, CollnetChain, ^NVLS} under
+  // --deterministic-mode and megatron/core set_deterministic_algorithms sets "Ring" when it is not; the deterministic
+  // CI tests set NCCL_ALGO: Ring. resolve_scenario applies it to the hardware's NCCL algorithm set (CollectiveLibrary
+  // algorithms = NCCL_ALGO).
+  ScenarioInput in;
+  in.model = "llama3-70b";
+  in.plan = "tp8pp10dp1";
+  in.gpu = "b200";
+  const Scenario plain = resolve_scenario(in);
+  CHECK(plain.hw.comm.algorithms == (kAlgoTree | kAlgoRing | kAlgoCollNet | kAlgoNVLS | kAlgoNVLSTree | kAlgoPAT));
+  in.train.deterministic = true;
+  const Scenario det = resolve_scenario(in);
+  CHECK(det.hw.comm.algorithms == kAlgoRing);
+  // What it changes: a 128 MiB TP all-reduce over the 8 B200s of a node. NCCL's tuner picks NVLS there
+  // (hardware/nccl_model.cpp; 8 ≥ nvls_min_gpus 6); under NCCL_ALGO=Ring the same call is exactly the forced ring.
+  GroupShape g;
+  g.size = g.per_node = 8;
+  const double S = 128.0 * 1024 * 1024;
+  CHECK(collective_time(plain.hw, Collective::AllReduce, S, g).algo == CollAlgo::NVLS);
+  const CollectiveCost ring = collective_time(det.hw, Collective::AllReduce, S, g);
+  CHECK(ring.algo == CollAlgo::Ring);
+  CHECK(ring.time_s == collective_time(plain.hw, Collective::AllReduce, S, g, CollAlgo::Ring).time_s);
+  // The ring moves 2(n−1)/n of S per rank where NVLS reduces in the switch: slower on NVLink5 at this size.
+  CHECK(ring.time_s > collective_time(plain.hw, Collective::AllReduce, S, g).time_s);
+}

@@ -136,11 +136,11 @@ TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the ste
   // Megatron's Timer.start()/stop() call torch.cuda.synchronize() (megatron/timers.py). At level 2 the forward pass is
   // wrapped by forward-compute and batch-generator (4 syncs: 3 before its kernels, 1 after), the backward by
   // backward-compute (2); level 1 adds 11 step timers (22 syncs, host.cpp) and the logging of the active timers every
-  // log step: one all-gather (25 µs) + its copy to the CPU (20 µs) + a TensorBoard scalar per timer (14 at pp1:
-  // 14·20 = 280 µs), i.e. 325 µs per log step — the tiny scenario keeps Megatron-LM's default log interval of 100
-  // steps: 3.25 µs per step. For the tiny model (tp1 pp1, one micro-batch: one forward and one backward pass) the
+  // log step: one all-gather (kColl 15 µs) + its copy to the CPU (20 µs) + a TensorBoard scalar per timer (14 at pp1:
+  // 14·20 = 280 µs), i.e. 315 µs per log step — the tiny scenario keeps Megatron-LM's default log interval of 100
+  // steps: 3.15 µs per step. For the tiny model (tp1 pp1, one micro-batch: one forward and one backward pass) the
   // host does
-  //   (4 + 2 + 22)·20 µs + 325 / 100 µs = 560 + 3.25 = 563.25 µs × f
+  //   (4 + 2 + 22)·20 µs + 315 / 100 µs = 560 + 3.15 = 563.15 µs × f
   // more, and each timer sync first waits for the GPU to drain (a few µs of GPU tail in this launch-bound step).
   const Scenario sc = tiny();
   Scenario timed = sc;
@@ -151,8 +151,8 @@ TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the ste
   const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
   const double added = evaluate(timed).step_time_s - evaluate(sc).step_time_s;
   CHECK(sc.train.log_interval == 100);
-  CHECK(added >= 563.25e-6 * f * (1 - 1e-6));  // 1e-6: the sums of the event engine round (1 ns here)
-  CHECK(added <= 563.25e-6 * f + 50e-6);
+  CHECK(added >= 563.15e-6 * f * (1 - 1e-6));  // 1e-6: the sums of the event engine round (1 ns here)
+  CHECK(added <= 563.15e-6 * f + 50e-6);
   // Level 0 (Megatron-LM's default) adds nothing.
   Scenario zero = sc;
   zero.train.timing_log_level = 0;

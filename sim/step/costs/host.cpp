@@ -34,8 +34,11 @@ constexpr double kBwdRatio = 2.0;      // backward host time / forward host time
                                        // 2.1, NativeLayerNormBackward0 / layer_norm 1.7]
 constexpr double kHook = 20.0;         // Megatron DDP per-parameter grad hook with its main_grad.add_ [T4: AccumulateGrad
                                        // 22 µs; T6: 40 µs with the DDP hook]
-constexpr double kColl = 25.0;         // one c10d collective call [P16: torch-level 8×H200 all-reduce floor 38–40 µs vs
-                                       // NCCL's ≈ 14 µs; ml-engineering all_reduce_bench 'some 20-30us']
+constexpr double kColl = 15.0;         // issuing one c10d collective: the NCCL launch call 7–9 µs [T2 7.1, T4 9 µs] + the
+                                       // dispatcher / ProcessGroupNCCL bookkeeping ≈ 5 µs [E]. The torch-level 8×H200
+                                       // all-reduce floor (38–40 µs vs NCCL's ≈ 14 µs [P16]) leaves ≈ 24 µs, but that bench
+                                       // synchronizes after every call: a drained-queue sync costs 3–8 µs and launch-to-
+                                       // start ≈ 3–5 µs [§2.5, §2.7], which are not issue time (docs/host-model.md §7.10)
 constexpr double kSync = 20.0;         // device→host sync on a drained queue (.item(): D2H copy + sync) [T1, T4: 3–8 µs
                                        // stream sync + the copy and Python]
 constexpr double kP2P = 50.0;          // batch_isend_irecv of a send/recv pair (2 ops + group start/end) [E]
