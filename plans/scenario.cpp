@@ -287,6 +287,14 @@ OptionTable<In> build_table() {
       "fused_classifier): 6 B per logit instead of 28 B through fp32 logits, and no fp32 logits held",
       [](In& x) { x.train.cross_entropy_fusion = true; }, [](const In& x) { return x.train.cross_entropy_fusion; },
       P | S));
+  t.push_back(flag<In>(
+      "reentrant_checkpoint", "--reentrant-checkpoint",
+      "PyTorch stack: full recompute with torch.utils.checkpoint(use_reentrant=True) (Hugging Face Trainer's and "
+      "DeepSpeed's activation checkpointing), which re-runs the whole layer forward; by default the stack's full "
+      "recompute is the non-reentrant checkpoint of the FSDP wrappers (torchtitan, llm-foundry), whose early stop "
+      "(PyTorch >= 2.1) skips a dense block's last GEMM",
+      [](In& x) { x.train.reentrant_checkpoint = true; }, [](const In& x) { return x.train.reentrant_checkpoint; },
+      P | S));
   // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
   t.push_back(number<In>(
       "moe_imbalance", "--moe-imbalance",

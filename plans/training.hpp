@@ -127,6 +127,8 @@ struct TrainingConfig {
   bool activation_epilogue = false;   // a plain FFN activation in FC1's cuBLASLt epilogue (llm.c): no separate read
   bool cross_entropy_fusion = false;  // the LM head's softmax, loss and logit gradient in one kernel over the
                                       // 16-bit logits (llm.c fused_classifier), no fp32 logits (edges.cpp)
+  bool reentrant_checkpoint = false;  // PyTorch stack: full recompute re-runs the whole forward (use_reentrant=True);
+                                      // off: non-reentrant with early stop (costs/layer.cpp)
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

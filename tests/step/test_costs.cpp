@@ -81,6 +81,46 @@ TEST_CASE("recompute: full adds the whole forward, selective the attention core'
         doctest::Approx(none.layer.bwd_input.compute_s + none.layer.fwd.compute_s).epsilon(1e-12));
 }
 
+TEST_CASE("recompute: PyTorch's non-reentrant checkpoint stops before the block's last GEMM") {
+  // torch.utils.checkpoint with use_reentrant=False (FSDP's checkpoint wrappers: torchtitan, llm-foundry) stops the
+  // recompute once the last saved tensor is saved again (early stop, PyTorch >= 2.1, pytorch/pytorch#96866): the
+  // inputs of the FFN down-projection, which aten mm saves before it runs. So on the PyTorch stack a full recompute
+  // adds the layer forward less the down-projection's forward GEMM: llama2-7b, dp8, mbs 1, seq 4096 → the GEMM
+  // m = 4096 tokens, n = h = 4096, k = f = 11008, bf16, on the stack's kernels, at the slowest of the plan's 8 GPUs.
+  auto pt = [](Recompute rc, Precision p, bool reentrant = false) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = "dp8fsdp";
+    in.train.seq = 4096;
+    in.train.gbs = 64;
+    in.train.stack = Stack::PyTorch;
+    in.train.precision = p;
+    in.train.recompute = rc;
+    in.train.reentrant_checkpoint = reentrant;
+    return resolve_scenario(in);
+  };
+  const Scenario sc = pt(Recompute::Full, Precision::BF16);
+  const StepCosts none = compute_step_costs(pt(Recompute::None, Precision::BF16));
+  const StepCosts full = compute_step_costs(sc);
+  const double down = gemm_time_s(hardware_for_stack(sc.hw, "pytorch"), 4096, 4096, 11008, Precision::BF16, true) *
+                      slowest_gpu_factor(sc.hw, 8);
+  CHECK(down > 0);
+  CHECK(full.layer.bwd.compute_s ==
+        doctest::Approx(none.layer.bwd.compute_s + none.layer.fwd.compute_s - down).epsilon(1e-9));
+  CHECK(full.layer.bwd_input.compute_s ==
+        doctest::Approx(none.layer.bwd_input.compute_s + none.layer.fwd.compute_s - down).epsilon(1e-9));
+  // fp8 linears are custom autograd Functions (torchao Float8Linear, TE), which save their tensors after their GEMM
+  // has run: the whole forward is recomputed.
+  const StepCosts none8 = compute_step_costs(pt(Recompute::None, Precision::FP8));
+  const StepCosts full8 = compute_step_costs(pt(Recompute::Full, Precision::FP8));
+  CHECK(full8.layer.bwd.compute_s ==
+        doctest::Approx(none8.layer.bwd.compute_s + none8.layer.fwd.compute_s).epsilon(1e-12));
+  // --reentrant-checkpoint (use_reentrant=True, Hugging Face Trainer / DeepSpeed): the whole forward again.
+  const StepCosts reent = compute_step_costs(pt(Recompute::Full, Precision::BF16, true));
+  CHECK(reent.layer.bwd.compute_s ==
+        doctest::Approx(none.layer.bwd.compute_s + none.layer.fwd.compute_s).epsilon(1e-12));
+}
+
 TEST_CASE("GEMM work of a layer: forward, dgrad and wgrad from the shapes") {
   // Each forward GEMM C[m×n] = A[m×k]·B[k×n] has a dgrad dA[m×k] = dC·Bᵀ and a wgrad dB[k×n] = Aᵀ·dC of the same FLOPs
   // (2mnk), so with the compute of everything else removed the backward GEMMs cost what gemm_time_s says for the

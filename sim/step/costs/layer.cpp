@@ -429,11 +429,14 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     routed += time_of(*rg.fc2, rg.groups);
     routed_groups = 2;
   }
+  double last_ffn_f = 0;  // the forward of the layer's last GEMM (a dense FFN's down-projection): see early_stop
   for (const GemmShape& g : lw.gemms) {
     if (g.kind == GemmKind::RoutedExpert) continue;
     ++other_gemms;
-    if (g.kind == GemmKind::SharedExpert) shared += time_of(g, 1);
-    else dense += time_of(g, 1);
+    const GemmTimes gt = time_of(g, 1);
+    if (g.kind == GemmKind::SharedExpert) shared += gt;
+    else dense += gt;
+    if (g.kind == GemmKind::Ffn) last_ffn_f = gt.f;
   }
   const double gemm_f = dense.f + shared.f + routed.f;
   const double gemm_dgrad = dense.dgrad + shared.dgrad + routed.dgrad;
@@ -618,8 +621,35 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // softmax, ·V). It precedes the input gradient.
   PassCost selective;
   if (tr.recompute == Recompute::Selective) selective = selective_recompute(c, kind, lw, attn_f, tp_f, ep);
+  // Full recompute on the PyTorch-native stack is torch.utils.checkpoint in its non-reentrant form — what the FSDP
+  // activation-checkpoint wrappers run: torchtitan's ptd_checkpoint_wrapper, llm-foundry/Composer with
+  // activation_checkpointing_reentrant: false (every benchmark yaml of scripts/train/yamls/pretrain/mpt-*.yaml), and
+  // checkpoint_wrapper's default since PyTorch 2.2 (pytorch/pytorch#108435). Since PyTorch 2.1 that form stops the
+  // recomputation as soon as the last tensor the backward needs has been saved again ("early stop", on by default:
+  // pytorch/pytorch#96866; torch/utils/checkpoint.py set_checkpoint_early_stop, _StopRecomputationError). The last
+  // tensors a dense block saves are the inputs of its FFN down-projection (aten mm saves its operands before it
+  // runs: the autograd wrapper stores them, then dispatches the kernel), so the recompute ends before that GEMM and
+  // before its output's TP reduction and the residual add: it re-runs the forward less the last GEMM. A GEMM inside
+  // a custom autograd Function — the fp8 linears of torchao Float8Linear and Transformer Engine — packs its saved
+  // tensors only after its forward has run, so fp8 layers save no GEMM; Megatron's own reentrant CheckpointFunction
+  // (and DeepSpeed's) re-runs everything; MoE layers keep the whole forward (their last saved tensors sit in the
+  // token combine). Not modelled: the residual add's few bytes. --reentrant-checkpoint (use_reentrant=True: Hugging
+  // Face Trainer's gradient checkpointing, DeepSpeed's) re-runs the whole forward.
+  PassCost recompute_full = fwd;
+  if (tr.stack == Stack::PyTorch && !tr.reentrant_checkpoint && !moe && tr.precision != Precision::FP8 &&
+      last_ffn_f > 0) {
+    recompute_full.compute_s -= last_ffn_f;
+    if (t > 1 && fwd.tp_s > 0) {
+      // The down-projection's output collective: the reduce-scatter of A with SP, the all-reduce of A without.
+      const double after = tr.sp ? group_collective_s(c, Collective::ReduceScatter, A, c.tp_group)
+                                 : group_collective_s(c, Collective::AllReduce, A, c.tp_group);
+      const double share = std::min(1.0, after / fwd.tp_s);
+      recompute_full.tp_s -= share * fwd.tp_s;
+      recompute_full.tp_exposed_s -= share * fwd.tp_exposed_s;
+    }
+  }
   auto add_recompute = [&](PassCost& p) {
-    if (tr.recompute == Recompute::Full) p += fwd;
+    if (tr.recompute == Recompute::Full) p += recompute_full;
     else if (tr.recompute == Recompute::Selective) p += selective;
   };
 
