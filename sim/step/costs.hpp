@@ -114,7 +114,11 @@ const char* host_stack_name(HostStack s);
 // per software stack: PyTorch-native processes host_pytorch, Megatron-Core (TE or local spec) host_megatron, the legacy
 // Megatron-LM / Megatron-DeepSpeed program (--stack megatron-legacy) host_legacy.
 enum class HostConstant : std::uint8_t { Pytorch, Megatron, Legacy };
+HostConstant host_constant(HostStack s);
 HostConstant host_constant(const TrainingConfig& t);
+// The calibration field that holds a host constant — the one mapping from constant to field, read by host_model and
+// by the cross-validation's row_depends (tests/validation/cross_validation.hpp).
+double FittedConstants::*host_constant_field(HostConstant c);
 struct HostModel {
   HostStack stack = HostStack::MegatronCoreTE;
   bool megatron() const { return stack != HostStack::PyTorchEager; }

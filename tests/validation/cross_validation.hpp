@@ -115,9 +115,9 @@ inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
   if (field == &FittedConstants::sustained_megatron) return r.megatron;
   if (field == &FittedConstants::sustained_pytorch) return !r.megatron;
   if (field == &FittedConstants::fp8_training_fraction) return r.fp8;
-  if (field == &FittedConstants::host_megatron) return r.host == HostConstant::Megatron;
-  if (field == &FittedConstants::host_legacy) return r.host == HostConstant::Legacy;
-  if (field == &FittedConstants::host_pytorch) return r.host == HostConstant::Pytorch;
+  if (field == &FittedConstants::host_megatron || field == &FittedConstants::host_legacy ||
+      field == &FittedConstants::host_pytorch)
+    return field == host_constant_field(r.host);
   if (field == &FittedConstants::gpu_speed_spread_pct) return r.sc && r.sc->plan.world() > 1;
   return true;  // attn_causal_efficiency
 }

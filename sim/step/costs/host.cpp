@@ -276,14 +276,24 @@ double multi_tensor_launches(double tensors, double elements, int depth) {
   return std::ceil(std::max(by_tensors, by_blocks));
 }
 
-HostConstant host_constant(const TrainingConfig& t) {
+HostConstant host_constant(HostStack st) {
   // One constant per Megatron program: Megatron-Core (TE or local spec) and the legacy Megatron-LM / Megatron-DeepSpeed
   // program. The data set them ≈ 1.6× apart (docs/host-model.md §7.8: the 2025 Megatron-LM CI, S53, against vTrain's
   // Megatron-DeepSpeed runs, S56); keying them on the software generation instead (torch < 2.2, TorchScript fusions)
   // leaves Megatron-Core's constant unidentified when S53 is left out (cross-validated: 59 % out of sample).
-  const HostStack st = host_stack(t);
   if (!megatron(st)) return HostConstant::Pytorch;
   return st == HostStack::MegatronLocal ? HostConstant::Legacy : HostConstant::Megatron;
+}
+
+HostConstant host_constant(const TrainingConfig& t) { return host_constant(host_stack(t)); }
+
+double FittedConstants::*host_constant_field(HostConstant c) {
+  switch (c) {
+    case HostConstant::Megatron: return &FittedConstants::host_megatron;
+    case HostConstant::Legacy: return &FittedConstants::host_legacy;
+    case HostConstant::Pytorch: break;
+  }
+  return &FittedConstants::host_pytorch;
 }
 
 HostModel host_model(const Scenario& sc) {
@@ -293,11 +303,7 @@ HostModel host_model(const Scenario& sc) {
   h.stack = st;
   h.cuda_graphs = tr.cuda_graphs;
   const FittedConstants& k = sc.hw.calib;
-  const HostConstant hc = host_constant(tr);
-  const double stack_factor = hc == HostConstant::Legacy     ? k.host_legacy
-                              : hc == HostConstant::Megatron ? k.host_megatron
-                                                             : k.host_pytorch;
-  h.factor = stack_factor * sc.hw.node.host_time_factor;
+  h.factor = k.*host_constant_field(host_constant(st)) * sc.hw.node.host_time_factor;
   h.launch_queue = 1024;  // engine::kDefaultLaunchQueue (docs/host-model.md §2.6)
   h.op_s = kOp * kUs * h.factor;
   h.coll_s = kColl * kUs * h.factor;
