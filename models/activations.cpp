@@ -127,7 +127,7 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     // tensor beside FC1's output (which the clamps' backward keeps: clamp saves its input). e·2·f_e/etp per routed
     // pair more; none on the fused grouped MLP (activation in the GEMM epilogue), freed with the rest of the
     // activation's tensors under moe_act (below) and moe recompute. [D, counted from the code path.]
-    if (m.activation_clamp > 0 && m.gated() && !o.moe_fused_grouped_mlp) x.clamped = routed * e * 2.0 * fe_r;
+    if (m.eager_activation_clamp(o.moe_fused_grouped_mlp)) x.clamped = routed * e * 2.0 * fe_r;
     x.routed += x.clamped;
   } else {
     per_token_tp += ffn_bytes * (static_cast<double>(m.ffn_hidden) / t);

@@ -96,6 +96,12 @@ struct ModelSpec {
   // Megatron-Core activation_func_clamp_value). 0: no clamp. Shape- and FLOP-neutral; it costs memory-bound passes
   // on the routed experts' TEGroupedMLP path (sim/step/costs/layer.cpp expert_clamp_work).
   double activation_clamp = 0;
+  // Whether the routed experts clamp their gated activation's inputs in eager PyTorch before the fused activation —
+  // extra passes and a kept concatenation (layer.cpp expert_clamp_work, host.cpp moe_inventory, activations.cpp) —
+  // which is the TEGroupedMLP path; the fused grouped MLP (fused_grouped_mlp) clamps in FC1's epilogue.
+  bool eager_activation_clamp(bool fused_grouped_mlp) const {
+    return activation_clamp > 0 && gated() && !fused_grouped_mlp;
+  }
   // Group-limited routing (DeepSeek-V3 n_group / topk_group: the experts form `expert_groups` groups and a token
   // picks its experts from at most `expert_groups_per_token` groups — with one group per node this bounds how many
   // nodes a token's dispatch reaches, DeepSeek-AI 2024 arXiv 2412.19437 §2.1.2). 0 when the model does not limit it.

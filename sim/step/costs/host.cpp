@@ -410,7 +410,7 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   if (!fused && (m.expert_bias || m.has_ffn_bias())) f += {(2 * local + 3) * kOp, 2 * local + 1 + (flex ? 1 : 0), 0};
   // The clamped activation's inputs on the TEGroupedMLP path (layer.cpp expert_clamp_work): chunk, two clamps and
   // the concatenation — Python ops, 3 kernels.
-  if (!fused && m.activation_clamp > 0 && m.gated()) f += {4 * kOp, 3, 0};
+  if (m.eager_activation_clamp(fused)) f += {4 * kOp, 3, 0};
   // fp8 on the TEGroupedMLP path (layer.cpp expert_fp8_pad_work): TE Fp8Padding of the hidden states and of the
   // probabilities before FC1 and Fp8Unpadding after FC2 — each a module call that builds the padded split list,
   // allocates the buffer and launches one copy kernel through an autograd Function [E: ≈ 2 eager ops each].

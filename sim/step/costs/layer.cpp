@@ -88,11 +88,13 @@ constexpr double kFlash2OverFlash1 = 2.0;
 // forward, 2 kernels). layer_work counts the first permutation and the unpermutation only; flex
 // dispatchers (DeepEP / HybridEP) deliver the tokens expert-major and have no such sort [D, counted from the code
 // path]. Per forward; none when the plan has no sort.
-struct SortWork {
+// Memory-bound work of one pass: the bytes it reads and writes and the kernels it launches (alltoall_sort,
+// expert_bias_work, expert_fp8_pad_work).
+struct MemoryWork {
   double bytes = 0;
   int kernels = 0;
 };
-SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
+MemoryWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
   const ModelSpec& m = sc.model;
   if (sc.train.moe_dispatcher != MoeDispatcher::AllToAll || split.ep <= 1 || m.experts / split.ep <= 1) return {};
   return {4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision),
@@ -114,11 +116,7 @@ SortWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSpli
 // fused bias-activation kernel (bias_activation_fusion), no pass of its own. The fused grouped MLP
 // (--moe-fused-grouped-mlp: TE GroupedLinear ops with bias prob scaling, TransformerEngine 580e7aa28, 2026-04)
 // scales and adds it in the GEMM epilogue: none there. [D, counted from the code path.]
-struct ExpertBiasWork {
-  double bytes = 0;
-  int kernels = 0;
-};
-ExpertBiasWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
+MemoryWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
   const ModelSpec& m = sc.model;
   const int local = std::max(1, m.experts / std::max(1, split.ep));
   const double e = activation_element_bytes(sc.train.precision);
@@ -186,7 +184,7 @@ struct ClampWork {
 };
 ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
   const ModelSpec& m = sc.model;
-  if (!(m.activation_clamp > 0) || !m.gated() || sc.train.moe_fused_grouped_mlp) return {};
+  if (!m.eager_activation_clamp(sc.train.moe_fused_grouped_mlp)) return {};
   const RoutedGemms rg = routed_gemms(lw);
   if (rg.groups == 0) return {};
   const double f = lw.routed_tokens_received * static_cast<double>(rg.fc2->k) * activation_element_bytes(sc.train.precision);
@@ -208,12 +206,9 @@ ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
 // qwen3_llm_pretrain.py, src/megatron/bridge/recipes/deepseek/deepseek_v3.py; MCore transformer_config.py;
 // parsim has no option for it). The fused grouped MLP (--moe-fused-grouped-mlp) takes
 // device-side group offsets and has no such copy. The padded rows' extra GEMM work (≤ align − 1 rows per local expert)
-// is < 1 % of a group and not counted. [D, counted from the code path.]
-struct PadWork {
-  double bytes = 0;
-  int kernels = 0;  // each direction
-};
-PadWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
+// is < 1 % of a group and not counted. [D, counted from the code path.] Returns one direction's work (the same each
+// way).
+MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
   if (sc.train.precision != Precision::FP8 || sc.train.moe_fused_grouped_mlp) return {};
   if (routed_gemms(lw).groups == 0) return {};
   return {4.0 * lw.routed_tokens_received * static_cast<double>(sc.model.hidden) *
@@ -371,7 +366,7 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
       double bytes = sp_tokens * (e + 4.0) * m.experts + 4.0 * lw.routed_tokens_sent * h * e +
                      (fused ? 0.0 : lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e) + shared_act;
       int kernels = kMoeKernelsFwd + (fused ? 0 : 1);
-      const SortWork sort = alltoall_sort(sc, lw, expert_split(sc));
+      const MemoryWork sort = alltoall_sort(sc, lw, expert_split(sc));
       bytes += sort.bytes;
       kernels += sort.kernels;
       const ClampWork clamp = expert_clamp_work(sc, lw);  // the clamped activation inputs' forward
@@ -499,7 +494,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       break;
     }
   if (moe) {  // the alltoall dispatcher's chunk sort (alltoall_sort)
-    const SortWork sort = alltoall_sort(sc, lw, split);
+    const MemoryWork sort = alltoall_sort(sc, lw, split);
     elem_bytes_fwd += sort.bytes;
     moe_kernels += sort.kernels;
   }
@@ -508,7 +503,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     moe_kernels -= 1;
   }
   if (moe && !fused_mlp && (m.expert_bias || m.has_ffn_bias())) {
-    const ExpertBiasWork eb = expert_bias_work(sc, lw, split);
+    const MemoryWork eb = expert_bias_work(sc, lw, split);
     elem_bytes_fwd += eb.bytes;
     moe_kernels += eb.kernels;
   }
@@ -533,11 +528,11 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const ClampWork clamp = moe ? expert_clamp_work(sc, lw) : ClampWork{};
   const double clamp_only_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
   const double clamp_only_b = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.bwd_bytes, clamp.kernels) : 0.0;
-  // The fp8 alignment copies of the routed tokens (expert_fp8_pad_work): their forward and backward passes, added
-  // to the clamp terms' slots (the same memory-bound kind of work around the expert GEMMs).
-  const PadWork pad = moe ? expert_fp8_pad_work(sc, lw) : PadWork{};
+  // The fp8 alignment copies of the routed tokens (expert_fp8_pad_work): the same copies forward and backward.
+  const MemoryWork pad = moe ? expert_fp8_pad_work(sc, lw) : MemoryWork{};
   const double pad_s = pad.kernels > 0 ? memory_bound_time_s(hw, pad.bytes, pad.kernels) : 0.0;
-  const double clamp_f = clamp_only_f + pad_s, clamp_b = clamp_only_b + pad_s;
+  // Both: the routed tokens' extra memory-bound passes around the expert GEMMs.
+  const double routed_extra_f = clamp_only_f + pad_s, routed_extra_b = clamp_only_b + pad_s;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
@@ -599,7 +594,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCosts out;
   PassCost& fwd = out.fwd;
-  fwd.compute_s = gemm_f + attn_f + elem_f + clamp_f + cast_f + overhead;
+  fwd.compute_s = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + overhead;
   // TE userbuffer overlap hides TP communication behind the GEMMs of the TP-split linears: all of them in a dense
   // layer, the attention and shared-expert GEMMs in an MoE layer (the routed experts carry no TP communication).
   add_tp_comm(c, fwd, tp_f, moe ? dense.f + shared.f : gemm_f);
@@ -608,8 +603,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     fwd.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_f - attn_f / cp);
   }
   // The compute a token exchange can hide behind with --moe-a2a-overlap: one layer's pass in the other direction.
-  const double fwd_compute = gemm_f + attn_f + elem_f + clamp_f + cast_f;
-  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + clamp_b + cast_b;
+  const double fwd_compute = gemm_f + attn_f + elem_f + routed_extra_f + cast_f;
+  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b;
   add_ep_comm(c, fwd, ep.fwd_s, ep.a2a_fwd_s, shared.f, bwd_compute);
   auto add_cp_bwd = [&](PassCost& p) {
     if (cp <= 1) return;
@@ -654,7 +649,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   };
 
   PassCost& bwd = out.bwd;
-  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + clamp_b + cast_b + overhead;
+  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + overhead;
   add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
               TpPass::Backward);
   if (tp_regather > 0) {
@@ -670,7 +665,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // recompute); W the weight-gradient GEMMs, their fp8 transposes and, with SP, the re-gather of the layer inputs
   // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
-  bi.compute_s = gemm_dgrad + attn_b + elem_b + clamp_b + cast_b_input + overhead;
+  bi.compute_s = gemm_dgrad + attn_b + elem_b + routed_extra_b + cast_b_input + overhead;
   add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad, TpPass::Backward);
   add_cp_bwd(bi);
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
