@@ -107,6 +107,14 @@ inline std::vector<CvRow> cv_rows(const std::vector<PublishedRun>& runs) {
   return out;
 }
 
+// Whether constant `field` is the host factor of some program (sim/step/costs.hpp host_constant_field). Fitted on
+// host-bound rows only; host_pytorch has no range (cv_constants), so only the Megatron programs' factors are fitted.
+inline bool host_factor(double FittedConstants::*field) {
+  for (HostConstant h : {HostConstant::Pytorch, HostConstant::Megatron, HostConstant::Legacy})
+    if (field == host_constant_field(h)) return true;
+  return false;
+}
+
 // Whether the row's prediction reads constant `field`: the compute model reads the sustained fraction of its kernel
 // stack (hardware/compute_cost.cpp sustained_fraction), fp8 rows the fp8 fraction, every row the causal factor, the
 // host model the host factor of its host program (sim/step/costs/host.cpp host_model: Megatron-Core, legacy Megatron
@@ -115,9 +123,7 @@ inline bool row_depends(const CvRow& r, double FittedConstants::*field) {
   if (field == &FittedConstants::sustained_megatron) return r.megatron;
   if (field == &FittedConstants::sustained_pytorch) return !r.megatron;
   if (field == &FittedConstants::fp8_training_fraction) return r.fp8;
-  if (field == &FittedConstants::host_megatron || field == &FittedConstants::host_legacy ||
-      field == &FittedConstants::host_pytorch)
-    return field == host_constant_field(r.host);
+  if (host_factor(field)) return field == host_constant_field(r.host);
   if (field == &FittedConstants::gpu_speed_spread_pct) return r.sc && r.sc->plan.world() > 1;
   return true;  // attn_causal_efficiency
 }
@@ -161,11 +167,6 @@ inline double cv_loss(const std::vector<CvRow>& rows, Use use, const FittedConst
   return n > 0 ? sum / n : 0.0;
 }
 
-// Whether constant `field` is one of the Megatron host factors (fitted on host-bound rows only).
-inline bool host_constant(double FittedConstants::*field) {
-  return field == &FittedConstants::host_megatron || field == &FittedConstants::host_legacy;
-}
-
 // Marks the rows that identify their stack's host factor (kHostBoundShift).
 inline void mark_host_bound(std::vector<CvRow>& rows) {
   FittedConstants lo = default_fitted_constants(), hi = lo;
@@ -193,7 +194,7 @@ inline FittedConstants cv_fit_if(const std::vector<CvRow>& rows, Use use, Fitted
   for (int round = 0; round < max_rounds; ++round) {
     bool moved = false;
     for (const CvConstant& c : consts) {
-      const bool host = host_constant(c.field);
+      const bool host = host_factor(c.field);
       auto identifies = [&](const CvRow& r) { return r.host_bound && use(r) && row_depends(r, c.field); };
       if (host && std::none_of(rows.begin(), rows.end(), identifies)) {
         moved = moved || k.*c.field != 1.0;
