@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 using namespace parsim;
 
@@ -336,4 +339,77 @@ TEST_CASE("slowest GPU: expected maximum of n standard normals and the step's co
   Hardware same = h;
   same.calib.gpu_speed_spread_pct = 0;
   CHECK(slowest_gpu_factor(same, 4096) == 1.0);
+}
+
+// ---- measured: XLA's GEMM performance table on H100, B200 and MI355X ----
+// tests/data/hardware/xla_matmul_perf_table.csv (openxla/xla default_matmul_perf_table.txtpb, Apache-2.0): 375 bf16
+// GEMMs per GPU, batch 1/2/4 × m, n, k ∈ {256 … 4096}, each the median CUPTI kernel time of 5 runs through XLA's GPU
+// runtime with cold L2 (operands alternate). A shape sweep of the GEMM sizes a training step's per-rank GEMMs have at
+// high tp and small hidden sizes, on three GPUs — the model's shape terms (tile and wave quantisation, k-loop) get no
+// constant from it. Compared from 30 GFLOP per call up (65 shapes per GPU; below, kernels of a few µs, the launch
+// ramp dominates and the model is optimistic on every GPU), at kernel level (sustained fraction 1, as a
+// microbenchmark) with a batch of b as b GEMMs of one launch (grouped_gemm_time_s). What it shows (MESSAGE lines):
+//   - H100: mean |ln(model/measured)| 0.029, bias −0.5 %, every shape within −6.8 … +16 % — the model holds;
+//   - B200: the model is 1 % … 61 % too fast, mean +21.8 % (ln 0.197): XLA's B200 kernels pay a fixed cost per output
+//     element (≈ 0.28 ns, the time HBM3e needs to write it: 2 B / 7.7 TB/s = 0.26 ns; 4 × 4096² × k at k = 256 … 4096:
+//     time = 24 µs + 2·b·m·n·k / 1,770 TFLOP/s), which the k-loop term k/(k + 64) prices at a quarter of that; a
+//     k_half of ≈ 320 would fit this table, but the MAMF search's best B200/GB200/B300 shapes (k = 3072, 2048, 1024)
+//     then fall 12–26 % below the model — the two measurements disagree (docs/gemm-shapes.md), so no value moves;
+//   - MI355X: +43 % on average (ln 0.358), +13 % from 100 GFLOP: hipBLASLt's 256 CUs need far larger GEMMs to fill.
+// Asserted: H100 within its figures; on every GPU the model is never more than 8 % slower than the measurement (it
+// is an upper bound on a kernel's speed, less its sustained fraction); the B200 and MI355X gaps as they stand, so a
+// change that closes or widens them shows here and docs/gemm-shapes.md follows.
+TEST_CASE("measured: XLA's GEMM table on H100, B200 and MI355X from 30 GFLOP, at kernel level") {
+  std::ifstream in(std::string(PARSIM_TEST_DATA) + "/hardware/xla_matmul_perf_table.csv");
+  REQUIRE(in.good());
+  struct Acc {
+    int n = 0;
+    double sum = 0, sum_abs = 0, lo = 1e9, hi = -1e9;
+  };
+  std::map<std::string, Acc> acc;
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("gpu,", 0) == 0) continue;
+    std::stringstream ss(line);
+    std::string gpu, dev, f;
+    std::getline(ss, gpu, ',');
+    std::getline(ss, dev, ',');
+    std::int64_t v[4];
+    for (auto& x : v) {
+      std::getline(ss, f, ',');
+      x = std::stoll(f);
+    }
+    std::getline(ss, f, ',');
+    const double measured = std::stod(f) * 1e12;
+    ++rows;
+    const double flop = 2.0 * d(v[0]) * d(v[1]) * d(v[2]) * d(v[3]);
+    if (flop < 30e9) continue;
+    const Hardware hw = kernel_level(gpu);
+    const double model =
+        flop / grouped_gemm_time_s(hw, static_cast<int>(v[0]), v[1], v[2], v[3], Precision::BF16);
+    const double e = std::log(model / measured);
+    Acc& a = acc[gpu];
+    ++a.n;
+    a.sum += e;
+    a.sum_abs += std::abs(e);
+    a.lo = std::min(a.lo, e);
+    a.hi = std::max(a.hi, e);
+  }
+  REQUIRE(rows == 3 * 375);
+  for (const auto& [gpu, a] : acc) {
+    CAPTURE(gpu);
+    MESSAGE(gpu << ": " << a.n << " shapes, mean ln(model/measured) " << a.sum / a.n << ", mean |ln| " << a.sum_abs / a.n
+                << ", range " << a.lo << " … " << a.hi);
+    CHECK(a.n == 65);
+    CHECK(a.lo >= std::log(0.92));  // never more than 8 % slower than the measurement
+  }
+  const Acc& h = acc.at("h100");
+  CHECK(h.sum_abs / h.n <= 0.04);
+  CHECK(std::abs(h.sum / h.n) <= 0.02);
+  CHECK(h.hi <= 0.17);
+  const Acc& b = acc.at("b200");
+  CHECK(b.sum / b.n == doctest::Approx(0.197).epsilon(0.05));
+  const Acc& m = acc.at("mi355x");
+  CHECK(m.sum / m.n == doctest::Approx(0.359).epsilon(0.05));
 }
