@@ -133,8 +133,10 @@ PYBIND11_MODULE(parsim, m) {
         return call(&parsim::api::calibrate, r);
       },
       py::arg("path"),
-      "calibrate(path, out=None, gpu=None, ranks=None, nodes=None, gpus_per_node=None) -> dict\n\n"
-      "Fit the network model to an nccl-tests / rccl-tests output file: `parsim calibrate --format json`.");
+      "calibrate(path, out=None, gpu=None, ranks=None, nodes=None, gpus_per_node=None, device=None, min_gflop=None)"
+      " -> dict\n\n"
+      "Fit the network model to an nccl-tests / rccl-tests output file, or the GPU's GEMM model to a GEMM table (XLA "
+      "GemmPerfTable or CSV of m, n, k, TFLOP/s): `parsim calibrate --format json`.");
   m.def(
       "validate", [](const py::kwargs& kw) { return call(&parsim::api::validate, request(kw)); },
       "validate(profile, model, plan, ...) -> dict\n\n"

@@ -177,6 +177,12 @@ class Measure(unittest.TestCase):
         c = parsim.calibrate(table)
         self.assertEqual(c, cli_json("calibrate", table))
         self.assertEqual(c["ranks"], 16)
+        gemm = os.path.join(DATA, "hardware", "xla_matmul_perf_table.csv")
+        g = parsim.calibrate(gemm, device="b200")
+        self.assertEqual(g, cli_json("calibrate", gemm, "--device", "b200"))
+        self.assertEqual(g["kind"], "gemm")
+        with self.assertRaises(ValueError):
+            parsim.calibrate(gemm)  # three devices, none picked
         with self.assertRaises(ValueError) as e:
             parsim.calibrate("no-such-file.txt")
         self.assertIn("no-such-file.txt", str(e.exception))

@@ -655,6 +655,18 @@ const OptionTable<CalibrateRequest>& calibrate_options() {
     t.push_back(count("gpus_per_node", "--gpus-per-node", "GPUs per node", "the preset's, 8", &R::gpus_per_node));
     t.push_back(count("ranks", "--ranks", "ranks that ran the benchmark", "the device list or busbw/algbw", &R::ranks));
     t.push_back(count("nodes", "--nodes", "nodes the ranks ran on", "the device list's hosts", &R::nodes));
+    t.push_back(str("device", "--device",
+                    "GEMM table: which device's shapes to fit (XLA's device key, or the gpu column of a CSV)",
+                    &R::device));
+    t.push_back(number<R>(
+        "min_gflop", "--min-gflop",
+        "GEMM table: fit the shapes of at least this many GFLOP per call (smaller ones are their launch ramp)",
+        "GFLOP", "30", [](R& r, double v) { r.min_gflop = v; },
+        [](const R& r) -> std::optional<double> {
+          if (r.min_gflop <= 0) return std::nullopt;
+          return r.min_gflop;
+        },
+        kUsePredict));
     t.push_back(format_row<R>({"table", "json"}, &R::format));
     return t;
   }();
@@ -668,8 +680,51 @@ CalibrateRequest calibrate_request(const std::vector<OptionValue>& values) {
   return r;
 }
 
+namespace {
+// A GEMM table: fit the GPU's GEMM ceiling and k-loop constant (sim/measure/calibrate_gemm.hpp).
+CalibrationResult run_calibrate_gemm(const CalibrateRequest& r, const std::string& text_body) {
+  if (r.ranks > 0 || r.nodes > 0)
+    throw InputError("--ranks and --nodes describe a collective benchmark; '" + r.file + "' is a GEMM table");
+  const GemmTable table = parse_gemm_table(text_body, r.file);
+  GemmFitOptions opt;
+  opt.device = r.device;
+  if (r.min_gflop > 0) opt.min_gflop = r.min_gflop;
+  // The base hardware: --gpu, else the preset the device key names.
+  std::string base = r.gpu;
+  if (r.device.empty() && table.devices.size() > 1) {
+    std::string list;
+    for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + d;
+    throw InputError("the GEMM table holds " + std::to_string(table.devices.size()) + " devices (" + list +
+                     "); pick one with --device");
+  }
+  const std::string device = !r.device.empty() ? r.device : table.devices.front();
+  if (base.empty()) base = preset_for_gemm_device(device);
+  if (base.empty())
+    throw InputError("calibrate: cannot tell which GPU ran the GEMM table" +
+                     (device.empty() ? std::string() : " (device '" + device + "')") +
+                     "; pass --gpu with a preset name or hardware file (its peak, SMs and HBM are the model's)");
+  const Hardware hw = resolve_hardware(base, r.gpus_per_node);
+  CalibrationResult out;
+  out.gemm = calibrate_gemm(table, hw, base, opt);
+  out.gemm->file = r.file;
+  if (!r.out.empty()) {
+    write_output_file(r.out, gemm_calibration_hardware_json(*out.gemm, hw), "--out file");
+    out.gemm->notes.push_back("wrote " + r.out);
+  }
+  return out;
+}
+}  // namespace
+
+std::string calibration_result_text(const CalibrationResult& c, const std::string& format) {
+  if (c.gemm) return format == "json" ? gemm_calibration_json(*c.gemm) : gemm_calibration_table(*c.gemm);
+  return format == "json" ? calibration_json(c.fits, c.primary) : calibration_table(c.fits, c.primary);
+}
+
 CalibrationResult run_calibrate(const CalibrateRequest& r) {
   const std::string text_body = read_file_text(r.file, "benchmark file", kTextFileLimit);
+  if (looks_like_gemm_table(text_body)) return run_calibrate_gemm(r, text_body);
+  if (!r.device.empty() || r.min_gflop > 0)
+    throw InputError("--device and --min-gflop apply to GEMM tables; '" + r.file + "' reads as a collective benchmark");
   const NcclTestFile parsed = parse_nccl_tests(text_body, r.file);
   CalibrateOptions opt;
   opt.ranks = r.ranks;
@@ -690,7 +745,7 @@ CalibrationResult run_calibrate(const CalibrateRequest& r) {
 json calibrate(const json& request) {
   const CalibrationResult c =
       run_calibrate(calibrate_request(option_values_from_json(calibrate_options(), request, "calibrate")));
-  return parse_json_text(calibration_json(c.fits, c.primary));
+  return parse_json_text(calibration_result_text(c, "json"));
 }
 
 // ---- validate ----------------------------------------------------------------------------------------------------

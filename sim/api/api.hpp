@@ -16,6 +16,7 @@
 #include "plans/scenario.hpp"
 #include "sim/core/options.hpp"
 #include "sim/measure/calibrate.hpp"
+#include "sim/measure/calibrate_gemm.hpp"
 #include "sim/measure/profile.hpp"
 #include "sim/measure/validate.hpp"
 #include "sim/present/advice.hpp"
@@ -121,14 +122,20 @@ nlohmann::json profile(const nlohmann::json& request);
 struct CalibrateRequest {
   std::string file, out, gpu;
   int ranks = 0, nodes = 0, gpus_per_node = 0;
+  std::string device;     // GEMM tables: which device of the table
+  double min_gflop = 0;   // GEMM tables: smallest shape fitted, GFLOP per call (0: the default, 30)
   std::string format = "table";
 };
 const OptionTable<CalibrateRequest>& calibrate_options();
 CalibrateRequest calibrate_request(const std::vector<OptionValue>& values);
+// A collective benchmark gives `fits` (one per table, `primary` the one --out uses); a GEMM table (XLA's GemmPerfTable
+// or a CSV of m, n, k, TFLOP/s: sim/measure/calibrate_gemm.hpp) gives `gemm` instead.
 struct CalibrationResult {
   std::vector<Calibration> fits;
   std::size_t primary = 0;
+  std::optional<GemmCalibration> gemm;
 };
+std::string calibration_result_text(const CalibrationResult& c, const std::string& format);
 CalibrationResult run_calibrate(const CalibrateRequest& r);  // writes `out` when set
 nlohmann::json calibrate(const nlohmann::json& request);
 

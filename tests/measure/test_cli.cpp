@@ -80,6 +80,30 @@ TEST_CASE("calibrate: JSON keys, --out, bad input") {
   check_error_line(run("calibrate " + measure_test::write_text("cli_junk.txt", "no table\n")));
 }
 
+TEST_CASE("calibrate on a GEMM table: JSON keys, --out into predict, bad input") {
+  // tests/data/hardware/xla_matmul_perf_table.csv: XLA's measured bf16 sweeps of H100, B200 and MI355X (the gpu
+  // column names the preset; the fit's figures are test_calibrate_gemm's).
+  const auto table = measure_test::data("hardware/xla_matmul_perf_table.csv");
+  const auto r = run("calibrate " + table + " --device b200 --format json");
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"kind", "device", "gpu", "points_used", "before", "fitted", "points"}) CHECK(j.contains(key));
+  CHECK(j["kind"] == "gemm");
+  CHECK(j["gpu"] == "b200");
+  for (const char* key : {"gemm_ceiling", "gemm_k_half", "mean_abs_log_error"}) CHECK(j["fitted"].contains(key));
+  const auto out = (measure_test::temp_dir() / "cli_gemm_hw.json").string();
+  REQUIRE(run("calibrate " + table + " --device b200 --min-gflop 100 --out " + out).status == 0);
+  const auto p = run("predict --model llama3-70b --plan tp8pp4dp2 --seq 8192 --gbs 64 --gpu " + out + " --format json");
+  CHECK(p.status == 0);
+  check_error_line(run("calibrate " + table));                       // three devices, none picked
+  check_error_line(run("calibrate " + table + " --device gb300"));   // not in the table
+  check_error_line(run("calibrate " + table + " --device b200 --min-gflop 1e6"));  // no shape left to fit
+  check_error_line(run("calibrate " + table + " --device b200 --ranks 8"));        // a collective benchmark's flag
+  check_error_line(run("calibrate " + measure_test::write_text("cli_gemm_nogpu.csv", "m,n,k,tflops\n4096,4096,4096,700\n")));
+  check_error_line(run("calibrate " + measure_test::write_text("cli_gemm_bad.csv", "m,n,k,tflops\n4096,x,4096,700\n")));
+  check_error_line(run("calibrate " + measure_test::data("nccl/gcp_a3mega_2node_16xH100_all_reduce.txt") + " --device b200"));
+}
+
 TEST_CASE("validate: both columns and relative errors; missing flags exit 2") {
   const auto r = run("validate --profile " + kNccl + " --model llama2-7b --plan dp2 --gpu a100 --format json");
   REQUIRE(r.status == 0);
