@@ -691,13 +691,7 @@ CalibrationResult run_calibrate_gemm(const CalibrateRequest& r, const std::strin
   if (r.min_gflop > 0) opt.min_gflop = r.min_gflop;
   // The base hardware: --gpu, else the preset the device key names.
   std::string base = r.gpu;
-  if (r.device.empty() && table.devices.size() > 1) {
-    std::string list;
-    for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + d;
-    throw InputError("the GEMM table holds " + std::to_string(table.devices.size()) + " devices (" + list +
-                     "); pick one with --device");
-  }
-  const std::string device = !r.device.empty() ? r.device : table.devices.front();
+  const std::string device = gemm_table_device(table, r.device);
   if (base.empty()) base = preset_for_gemm_device(device);
   if (base.empty())
     throw InputError("calibrate: cannot tell which GPU ran the GEMM table" +

@@ -417,6 +417,20 @@ GemmTable parse_gemm_table(const std::string& text, const std::string& what) {
   return t;
 }
 
+std::string gemm_table_device(const GemmTable& table, const std::string& requested) {
+  std::string list;
+  for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + (d.empty() ? std::string("(none)") : d);
+  if (requested.empty()) {
+    if (table.devices.size() > 1)
+      throw InputError("the GEMM table holds " + std::to_string(table.devices.size()) + " devices (" + list +
+                       "); pick one with --device");
+    return table.devices.front();
+  }
+  if (std::find(table.devices.begin(), table.devices.end(), requested) == table.devices.end())
+    throw InputError("--device '" + requested + "' is not in the GEMM table; it holds: " + list);
+  return requested;
+}
+
 std::string preset_for_gemm_device(const std::string& key) {
   static const std::map<std::string, std::string> known = {
       {"sm_80", "a100-80gb"}, {"sm_90", "h100"}, {"sm_100", "b200"}, {"sm_100_b200", "b200"},
@@ -437,20 +451,7 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
   c.min_gflop = opt.min_gflop;
   if (!(opt.min_gflop >= 0) || !std::isfinite(opt.min_gflop))
     throw InputError("--min-gflop must be a finite number ≥ 0, got " + fmt_num(opt.min_gflop));
-  std::string device = opt.device;
-  if (device.empty()) {
-    if (table.devices.size() > 1) {
-      std::string list;
-      for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + d;
-      throw InputError("the GEMM table holds " + std::to_string(table.devices.size()) + " devices (" + list +
-                       "); pick one with --device");
-    }
-    device = table.devices.front();
-  } else if (std::find(table.devices.begin(), table.devices.end(), device) == table.devices.end()) {
-    std::string list;
-    for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + (d.empty() ? "(none)" : d);
-    throw InputError("--device '" + device + "' is not in the GEMM table; it holds: " + list);
-  }
+  const std::string device = gemm_table_device(table, opt.device);
   c.device = device;
 
   Hardware h = kernel_level(base);

@@ -76,6 +76,9 @@ struct GemmCalibration {
   std::vector<std::string> notes;
 };
 
+// The device a fit reads: `requested`, which the table must hold, or the table's only device. Throws InputError
+// listing the table's devices otherwise.
+std::string gemm_table_device(const GemmTable& table, const std::string& requested);
 // The preset that an XLA device key names (sm_80 a100-80gb, sm_90 h100, sm_100_B200 b200, gfx942 mi300x, gfx950
 // mi355x), or "" when none does.
 std::string preset_for_gemm_device(const std::string& key);

@@ -397,7 +397,9 @@ TEST_CASE("measured: XLA's GEMM table on H100, B200 and MI355X from 30 GFLOP, at
     a.hi = std::max(a.hi, e);
   }
   REQUIRE(rows == 3 * 375);
-  for (const auto& [gpu, a] : acc) {
+  for (const auto& entry : acc) {
+    const std::string& gpu = entry.first;
+    const Acc& a = entry.second;
     CAPTURE(gpu);
     MESSAGE(gpu << ": " << a.n << " shapes, mean ln(model/measured) " << a.sum / a.n << ", mean |ln| " << a.sum_abs / a.n
                 << ", range " << a.lo << " … " << a.hi);
