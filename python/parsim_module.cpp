@@ -133,7 +133,8 @@ PYBIND11_MODULE(parsim, m) {
         return call(&parsim::api::calibrate, r);
       },
       py::arg("path"),
-      "calibrate(path, out=None, gpu=None, ranks=None, nodes=None, gpus_per_node=None, device=None, min_gflop=None)"
+      "calibrate(path, out=None, gpu=None, ranks=None, nodes=None, gpus_per_node=None, device=None, min_gflop=None, "
+      "precision=None)"
       " -> dict\n\n"
       "Fit the network model to an nccl-tests / rccl-tests output file, or the GPU's GEMM model to a GEMM table (XLA "
       "GemmPerfTable or CSV of m, n, k, TFLOP/s): `parsim calibrate --format json`.");

@@ -667,6 +667,15 @@ const OptionTable<CalibrateRequest>& calibrate_options() {
           return r.min_gflop;
         },
         kUsePredict));
+    t.push_back(choice<R>(
+        "precision", "--precision",
+        "GEMM table: bf16 fits gemm_ceiling and gemm_k_half, fp8 fits gemm_ceiling_fp8 at the base's k_half",
+        {"bf16", "fp8"}, "bf16", [](R& r, const std::string& v) { r.precision = v; },
+        [](const R& r) -> std::optional<std::string> {
+          if (r.precision.empty()) return std::nullopt;
+          return r.precision;
+        },
+        kUsePredict));
     t.push_back(format_row<R>({"table", "json"}, &R::format));
     return t;
   }();
@@ -685,9 +694,11 @@ namespace {
 CalibrationResult run_calibrate_gemm(const CalibrateRequest& r, const std::string& text_body) {
   if (r.ranks > 0 || r.nodes > 0)
     throw InputError("--ranks and --nodes describe a collective benchmark; '" + r.file + "' is a GEMM table");
-  const GemmTable table = parse_gemm_table(text_body, r.file);
+  const bool fp8 = r.precision == "fp8";
+  const GemmTable table = parse_gemm_table(text_body, r.file, fp8);
   GemmFitOptions opt;
   opt.device = r.device;
+  opt.fp8 = fp8;
   if (r.min_gflop > 0) opt.min_gflop = r.min_gflop;
   // The base hardware: --gpu, else the preset the device key names.
   std::string base = r.gpu;
@@ -717,8 +728,9 @@ std::string calibration_result_text(const CalibrationResult& c, const std::strin
 CalibrationResult run_calibrate(const CalibrateRequest& r) {
   const std::string text_body = read_file_text(r.file, "benchmark file", kTextFileLimit);
   if (looks_like_gemm_table(text_body)) return run_calibrate_gemm(r, text_body);
-  if (!r.device.empty() || r.min_gflop > 0)
-    throw InputError("--device and --min-gflop apply to GEMM tables; '" + r.file + "' reads as a collective benchmark");
+  if (!r.device.empty() || r.min_gflop > 0 || !r.precision.empty())
+    throw InputError("--device, --min-gflop and --precision apply to GEMM tables; '" + r.file +
+                     "' reads as a collective benchmark");
   const NcclTestFile parsed = parse_nccl_tests(text_body, r.file);
   CalibrateOptions opt;
   opt.ranks = r.ranks;

@@ -124,6 +124,7 @@ struct CalibrateRequest {
   int ranks = 0, nodes = 0, gpus_per_node = 0;
   std::string device;     // GEMM tables: which device of the table
   double min_gflop = 0;   // GEMM tables: smallest shape fitted, GFLOP per call (0: the default, 30)
+  std::string precision;  // GEMM tables: "bf16" (default: gemm_ceiling and gemm_k_half) or "fp8" (gemm_ceiling_fp8)
   std::string format = "table";
 };
 const OptionTable<CalibrateRequest>& calibrate_options();

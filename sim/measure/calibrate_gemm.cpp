@@ -23,6 +23,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 constexpr const char* kXlaBf16Key = "bf16xbf16->bf16";
+constexpr const char* kXlaFp8Key = "f8e4m3fnxf8e4m3fn->bf16";
 constexpr int kMaxDepth = 64;             // nesting of a textproto, as for JSON (README: 64 levels)
 constexpr std::size_t kMaxPoints = 1000000;
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
@@ -169,7 +170,8 @@ void add_point(GemmTable& t, GemmPoint p, const std::string& what) {
   t.points.push_back(std::move(p));
 }
 
-GemmTable parse_xla(const std::string& text, const std::string& what) {
+GemmTable parse_xla(const std::string& text, const std::string& what, bool fp8) {
+  const std::string wanted = fp8 ? kXlaFp8Key : kXlaBf16Key;
   GemmTable out;
   out.format = "xla";
   TextProto tp(text, what);
@@ -213,7 +215,7 @@ GemmTable parse_xla(const std::string& text, const std::string& what) {
                             else if (q == "value") value = positive_value(v, what, "flops value"), has_value = true;
                           },
                           [&](const std::string&, int, int d5) { tp.skip(d5); });
-                      if (key == kXlaBf16Key && has_value) p.measured_tflops = value / 1e12;
+                      if (key == wanted && has_value) p.measured_tflops = value / 1e12;
                     });
                 if (!(has_m && has_n && has_k))
                   throw InputError(what + ":" + std::to_string(line) + ": a GEMM entry without m, n and k");
@@ -307,14 +309,15 @@ GemmTable parse_csv(const std::string& text, const std::string& what) {
 Hardware kernel_level(const Hardware& base) {
   Hardware h = base;
   h.gpu.compute.sustained_override = 1.0;
+  h.calib.fp8_training_fraction = 1.0;  // fp8 GEMMs at their measured ceiling, as a microbenchmark runs them
   return h;
 }
 
-double model_tflops(const Hardware& h, const GemmPoint& p) {
+double model_tflops(const Hardware& h, const GemmPoint& p, Precision prec) {
   if (p.b > std::numeric_limits<int>::max()) throw InputError("a GEMM batch of " + std::to_string(p.b) + " is too large");
   const double flop = 2.0 * static_cast<double>(p.b) * static_cast<double>(p.m) * static_cast<double>(p.n) *
                       static_cast<double>(p.k);
-  return flop / grouped_gemm_time_s(h, static_cast<int>(p.b), p.m, p.n, p.k, Precision::BF16) / 1e12;
+  return flop / grouped_gemm_time_s(h, static_cast<int>(p.b), p.m, p.n, p.k, prec) / 1e12;
 }
 
 double gflop(const GemmPoint& p) {
@@ -322,8 +325,9 @@ double gflop(const GemmPoint& p) {
          static_cast<double>(p.k) / 1e9;
 }
 
-GemmFitSummary summarise(Hardware& h, const std::vector<const GemmPoint*>& used, double ceiling, double k_half) {
-  h.gpu.compute.gemm_ceiling = ceiling;
+GemmFitSummary summarise(Hardware& h, const std::vector<const GemmPoint*>& used, double ceiling, double k_half,
+                         Precision prec) {
+  (prec == Precision::FP8 ? h.gpu.compute.gemm_ceiling_fp8 : h.gpu.compute.gemm_ceiling) = ceiling;
   h.gpu.compute.gemm_k_half = k_half;
   GemmFitSummary s;
   s.ceiling = ceiling;
@@ -331,7 +335,7 @@ GemmFitSummary summarise(Hardware& h, const std::vector<const GemmPoint*>& used,
   s.min_ln = std::numeric_limits<double>::infinity();
   s.max_ln = -s.min_ln;
   for (const GemmPoint* p : used) {
-    const double e = std::log(model_tflops(h, *p) / p->measured_tflops);
+    const double e = std::log(model_tflops(h, *p, prec) / p->measured_tflops);
     s.mean_abs_ln += std::fabs(e);
     s.bias_ln += e;
     s.min_ln = std::min(s.min_ln, e);
@@ -343,27 +347,27 @@ GemmFitSummary summarise(Hardware& h, const std::vector<const GemmPoint*>& used,
 }
 
 // For one k_half: the ceiling in (0, 1] that minimises the mean |ln| (golden section on ln ceiling).
-GemmFitSummary best_ceiling(Hardware& h, const std::vector<const GemmPoint*>& used, double k_half) {
+GemmFitSummary best_ceiling(Hardware& h, const std::vector<const GemmPoint*>& used, double k_half, Precision prec) {
   double lo = std::log(0.01), hi = 0.0;
   const double g = (std::sqrt(5.0) - 1) / 2;
   double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
-  double fa = summarise(h, used, std::exp(a), k_half).mean_abs_ln, fb = summarise(h, used, std::exp(b), k_half).mean_abs_ln;
+  double fa = summarise(h, used, std::exp(a), k_half, prec).mean_abs_ln, fb = summarise(h, used, std::exp(b), k_half, prec).mean_abs_ln;
   for (int it = 0; it < 48; ++it) {
     if (fa <= fb) {
       hi = b;
       b = a;
       fb = fa;
       a = hi - g * (hi - lo);
-      fa = summarise(h, used, std::exp(a), k_half).mean_abs_ln;
+      fa = summarise(h, used, std::exp(a), k_half, prec).mean_abs_ln;
     } else {
       lo = a;
       a = b;
       fa = fb;
       b = lo + g * (hi - lo);
-      fb = summarise(h, used, std::exp(b), k_half).mean_abs_ln;
+      fb = summarise(h, used, std::exp(b), k_half, prec).mean_abs_ln;
     }
   }
-  return summarise(h, used, std::exp(0.5 * (lo + hi)), k_half);
+  return summarise(h, used, std::exp(0.5 * (lo + hi)), k_half, prec);
 }
 
 std::string pct(double ln) {
@@ -407,13 +411,15 @@ bool looks_like_gemm_table(const std::string& text) {
   return csv_gemm_header(first) || xla_table(first);
 }
 
-GemmTable parse_gemm_table(const std::string& text, const std::string& what) {
+GemmTable parse_gemm_table(const std::string& text, const std::string& what, bool fp8) {
   const std::string first = first_content_line(text);
   const bool xla = !csv_gemm_header(first);
-  GemmTable t = xla ? parse_xla(text, what) : parse_csv(text, what);
+  GemmTable t = xla ? parse_xla(text, what, fp8) : parse_csv(text, what);
   if (t.points.empty())
-    throw InputError(what + ": no bf16 GEMM measurement found" +
-                     std::string(xla ? " (XLA table: no flops entry with key \"bf16xbf16->bf16\")" : ""));
+    throw InputError(what + ": no GEMM measurement found" +
+                     (xla ? std::string(" (XLA table: no flops entry with key \"") + (fp8 ? kXlaFp8Key : kXlaBf16Key) +
+                                "\")"
+                          : std::string()));
   return t;
 }
 
@@ -454,6 +460,10 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
   const std::string device = gemm_table_device(table, opt.device);
   c.device = device;
 
+  c.fp8 = opt.fp8;
+  const Precision prec = opt.fp8 ? Precision::FP8 : Precision::BF16;
+  if (opt.fp8 && !base.gpu.has_fp8())
+    throw InputError("--precision fp8: the base hardware '" + base_name + "' has no fp8 tensor cores");
   Hardware h = kernel_level(base);
   std::vector<const GemmPoint*> used;
   for (const GemmPoint& p : table.points) {
@@ -462,7 +472,7 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
     GemmResidual r;
     r.point = p;
     r.used = gflop(p) >= opt.min_gflop;
-    r.before_tflops = model_tflops(h, p);
+    r.before_tflops = model_tflops(h, p, prec);
     c.points.push_back(r);
   }
   for (const GemmResidual& r : c.points)
@@ -473,23 +483,28 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
                      fmt_num(opt.min_gflop) + " GFLOP for device '" + device +
                      "'; the fit needs 3 or more (lower --min-gflop)");
 
-  c.before = summarise(h, used, base.gpu.compute.gemm_ceiling, base.gpu.compute.gemm_k_half);
-  // k_half on a geometric grid 1 … 4096 (32 steps per factor 2), the ceiling for each; the best pair wins (ties: the
-  // smaller k_half, the grid's first).
+  const double base_ceiling = opt.fp8 ? base.gpu.compute.gemm_ceiling_fp8 : base.gpu.compute.gemm_ceiling;
+  c.before = summarise(h, used, base_ceiling, base.gpu.compute.gemm_k_half, prec);
   GemmFitSummary best;
-  best.mean_abs_ln = std::numeric_limits<double>::infinity();
-  for (int i = 0; i <= 12 * 32; ++i) {
-    const double kh = std::exp2(i / 32.0);
-    const GemmFitSummary s = best_ceiling(h, used, kh);
-    if (s.mean_abs_ln < best.mean_abs_ln - 1e-12) best = s;
+  if (opt.fp8) {
+    best = best_ceiling(h, used, base.gpu.compute.gemm_k_half, prec);  // k_half is the bf16 sweep's
+  } else {
+    // k_half on a geometric grid 1 … 4096 (32 steps per factor 2), the ceiling for each; the best pair wins (ties:
+    // the smaller k_half, the grid's first).
+    best.mean_abs_ln = std::numeric_limits<double>::infinity();
+    for (int i = 0; i <= 12 * 32; ++i) {
+      const double kh = std::exp2(i / 32.0);
+      const GemmFitSummary s = best_ceiling(h, used, kh, prec);
+      if (s.mean_abs_ln < best.mean_abs_ln - 1e-12) best = s;
+    }
   }
-  c.fitted = summarise(h, used, best.ceiling, best.k_half);
-  for (GemmResidual& r : c.points) r.fitted_tflops = model_tflops(h, r.point);
+  c.fitted = summarise(h, used, best.ceiling, best.k_half, prec);
+  for (GemmResidual& r : c.points) r.fitted_tflops = model_tflops(h, r.point, prec);
 
   if (c.fitted.ceiling > 0.999)
     c.notes.push_back("the fitted ceiling is at its bound 1: the measurements beat the base hardware's peak — check "
                       "--gpu (peak, SM count) or the table's units (TFLOP/s)");
-  if (c.fitted.k_half >= 4095)
+  if (!opt.fp8 && c.fitted.k_half >= 4095)
     c.notes.push_back("the fitted k_half is at its bound 4096: the sweep's times hardly fall with k");
   c.notes.push_back("kernel level: the fit describes a microbenchmark's GEMMs; a training step runs them at the "
                     "stack's sustained fraction of this (hardware/calibration.json)");
@@ -498,14 +513,20 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
 
 std::string gemm_calibration_hardware_json(const GemmCalibration& c, const Hardware& base) {
   Hardware hw = base;
-  hw.gpu.compute.gemm_ceiling = c.fitted.ceiling;
-  hw.gpu.compute.gemm_k_half = c.fitted.k_half;
   const std::string provenance = "parsim calibrate on the GEMM table " + c.file + " (" + c.format + ", device '" +
-                                 c.device + "', bf16, " + std::to_string(c.points_used) + " shapes of at least " +
+                                 c.device + "', " + (c.fp8 ? "fp8" : "bf16") + ", " + std::to_string(c.points_used) +
+                                 " shapes of at least " +
                                  fmt_num(c.min_gflop) + " GFLOP): mean |ln(model/measured)| " +
                                  fmt_fixed(c.before.mean_abs_ln, 3) + " -> " + fmt_fixed(c.fitted.mean_abs_ln, 3);
-  hw.sources["gpu.compute.gemm_ceiling"] = provenance;
-  hw.sources["gpu.compute.gemm_k_half"] = provenance;
+  if (c.fp8) {
+    hw.gpu.compute.gemm_ceiling_fp8 = c.fitted.ceiling;
+    hw.sources["gpu.compute.gemm_ceiling_fp8"] = provenance;
+  } else {
+    hw.gpu.compute.gemm_ceiling = c.fitted.ceiling;
+    hw.gpu.compute.gemm_k_half = c.fitted.k_half;
+    hw.sources["gpu.compute.gemm_ceiling"] = provenance;
+    hw.sources["gpu.compute.gemm_k_half"] = provenance;
+  }
   hw.name = hw.name + "-gemm-calibrated";
   try {
     validate_hardware(hw);
@@ -533,7 +554,7 @@ std::string gemm_calibration_json(const GemmCalibration& c) {
   root["device"] = c.device;
   root["gpu"] = c.gpu;
   root["gpu_name"] = c.gpu_name;
-  root["precision"] = "bf16";
+  root["precision"] = c.fp8 ? "fp8" : "bf16";
   root["min_gflop"] = c.min_gflop;
   root["points_total"] = c.points_total;
   root["points_used"] = c.points_used;
@@ -561,12 +582,14 @@ std::string gemm_calibration_json(const GemmCalibration& c) {
 std::string gemm_calibration_table(const GemmCalibration& c) {
   std::ostringstream o;
   o << "GEMM sweep " << c.file << " (" << (c.format == "xla" ? "XLA GemmPerfTable" : "CSV")
-    << (c.device.empty() ? "" : ", device " + c.device) << "), bf16: " << c.points_used << " of " << c.points_total
+    << (c.device.empty() ? "" : ", device " + c.device) << "), " << (c.fp8 ? "fp8 (k_half held)" : "bf16") << ": "
+    << c.points_used << " of " << c.points_total
     << " shapes of at least " << fmt_num(c.min_gflop) << " GFLOP fitted\n";
   o << "model at kernel level on '" << c.gpu << "' (" << c.gpu_name
     << "): time = 2bmnk / (peak x gemm_ceiling x tiling(m, n, k; SMs, gemm_k_half)), memory floor, launch overhead\n";
   auto line = [&](const char* label, const GemmFitSummary& s) {
-    o << std::left << std::setw(8) << label << std::right << "gemm_ceiling " << fmt_fixed(s.ceiling, 4)
+    o << std::left << std::setw(8) << label << std::right << (c.fp8 ? "gemm_ceiling_fp8 " : "gemm_ceiling ")
+      << fmt_fixed(s.ceiling, 4)
       << "  gemm_k_half " << std::setw(7) << fmt_num(s.k_half, 4) << "  mean |ln(model/measured)| "
       << fmt_fixed(s.mean_abs_ln, 3) << "  mean " << pct(s.bias_ln) << "  range " << pct(s.min_ln) << " ... "
       << pct(s.max_ln) << "\n";

@@ -6,7 +6,7 @@
 //   - XLA's GEMM performance table (a GemmPerfTable textproto, openxla/xla
 //     xla/service/gpu/model/default_matmul_perf_table.txtpb, or one a user made with xla/tools/matmul_perf_table_gen):
 //     `entries { key: "<device>" value { entries { b: m: n: k: flops { key: "<dtype>" value: <FLOP/s> } … } } }`;
-//     the bf16 entries (key "bf16xbf16->bf16") are read;
+//     the entries of the precision fitted are read (key "bf16xbf16->bf16", or "f8e4m3fnxf8e4m3fn->bf16" for fp8);
 //   - CSV with a header naming the columns m, n, k and one throughput column in TFLOP/s (`tflops` or a name ending in
 //     `_tflops`; `tflop/s` also), optional `b` (or `batch`: that many independent GEMMs in one launch) and `gpu` (or
 //     `device`) — e.g. tests/data/hardware/xla_matmul_perf_table.csv, or a GEMM benchmark's own output. Lines
@@ -19,7 +19,9 @@
 // measured)| over the shapes of at least `min_gflop` GFLOP per call (below that a kernel of a few µs is its launch
 // ramp, which the model prices as kernel_overhead_us): k_half over a geometric grid 1 … 4096 (32 steps per factor 2)
 // and, for each, the ceiling by golden-section search on (0, 1]; deterministic. The GPU's peak, SM count and HBM
-// bandwidth come from the base hardware (--gpu); nothing else changes.
+// bandwidth come from the base hardware (--gpu); nothing else changes. fp8 (`--precision fp8`: an fp8 sweep, a CSV
+// whose TFLOP/s are fp8 GEMMs') fits `gpu.compute.gemm_ceiling_fp8` alone, at the base hardware's k_half — one
+// k-loop constant serves both precisions, and a bf16 sweep sets it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -44,11 +46,13 @@ struct GemmTable {
 
 // True when the text is a GEMM table (either format) rather than nccl-tests output.
 bool looks_like_gemm_table(const std::string& text);
-// Parses either format. Throws InputError (one line, naming the file and line) on malformed input or no bf16 entry.
-GemmTable parse_gemm_table(const std::string& text, const std::string& what);
+// Parses either format; `fp8`: the XLA table's fp8 entries instead of its bf16 ones (a CSV's TFLOP/s column is taken
+// as the precision fitted). Throws InputError (one line, naming the file and line) on malformed input or no entry.
+GemmTable parse_gemm_table(const std::string& text, const std::string& what, bool fp8 = false);
 
 struct GemmFitOptions {
   std::string device;     // which device of a multi-device table (empty: the only one)
+  bool fp8 = false;       // fit gemm_ceiling_fp8 (k_half kept) instead of gemm_ceiling and gemm_k_half
   double min_gflop = 30;  // shapes below this many GFLOP per call are reported, not fitted
 };
 
@@ -69,6 +73,7 @@ struct GemmCalibration {
   std::string file, format, device;
   std::string gpu;         // the base hardware (preset name or file)
   std::string gpu_name;    // its GPU's name
+  bool fp8 = false;        // the fit is of gemm_ceiling_fp8 (k_half held at the base's)
   double min_gflop = 30;
   int points_total = 0, points_used = 0;
   GemmFitSummary before, fitted;

@@ -45,27 +45,31 @@ TEST_CASE("GEMM worked example: H100, bf16, 8192³ (arithmetic in compute_cost.c
   CHECK(gemm_time_s(h, 8192, 8192, 8192, Precision::BF16) == doctest::Approx(1.44465e-3).epsilon(1e-4));
 }
 
-TEST_CASE("GEMM: the model reproduces the measured MAMF at its best shape within 11%, never above") {
+TEST_CASE("GEMM: the model stays below the measured MAMF at its best shape, within 11% (Blackwell: see below)") {
   // data/hardware/matmul_ceiling.csv (ml-engineering MAMF): the best bf16 shape and its TFLOP/s. The model loses
-  // 3–6% there to its k-loop and wave factors, which are never exactly 1 (A100 0.969, H100 0.955, B200 0.955,
-  // MI355X 0.990). MI300X/MI325X: AMD's measured max-achievable FLOPs (hardware/data/amd_maf.csv, ROCm blog 'Measuring
+  // 3–6% there to its k-loop and wave factors, which are never exactly 1 (A100 0.969, H100 0.955, MI355X 0.990).
+  // MI300X/MI325X: AMD's measured max-achievable FLOPs (hardware/data/amd_maf.csv, ROCm blog 'Measuring
   // Max-Achievable FLOPs - Part 2', Table 1) at AMD's bf16 shape 4096×4864×32896: 16·38 = 608 tiles of 256×128 on 304
-  // CUs = 2 full waves, k-loop 32896/(32896 + 64) = 0.998. The 2025–26 table's B300 and GB200 best shapes (k = 1024, and
-  // 4096×9728×2048 on 148 SMs: 8.2 waves of 256×128 tiles rounded up to 9) are where the real kernels' tile choice
-  // beats the model's fixed tile: 0.918 and 0.892 of the measured value.
+  // CUs = 2 full waves, k-loop 32896/(32896 + 64) = 0.998.
+  // Blackwell (B200, B300, GB200) takes its GEMM constants from XLA's measured B200 sweep instead (b200.json:
+  // ceiling 0.7433, k_half 332; GB200 and B300 scaled by their MAMF ratios): the two measurements disagree at the
+  // MAMF's best shapes (docs/gemm-shapes.md §3), where the model now gives B200 1,474 of 1,745 (0.845: 1792 × 16128
+  // × 3072, k-loop 3072/3404 = 0.902), GB200 1,349 of 1,822 (0.740: k = 2048, 0.860, and 8.2 waves → 9) and B300
+  // 1,250 of 1,769 (0.707: k = 1024, 0.755) — the small-k best shapes of the MAMF search are where the sweep's
+  // per-tile cost shows most. Held here so the gap cannot grow unnoticed.
   struct Case {
     const char* gpu;
     std::int64_t m, n, k;
-    double measured;
+    double measured, floor;
   };
-  for (const Case& c : {Case{"a100-80gb", 6912, 16384, 2048, 267.9}, Case{"h100", 6144, 17920, 2816, 792.1},
-                        Case{"mi300x", 4096, 4864, 32896, 708.0}, Case{"b200", 1792, 16128, 3072, 1745.0},
-                        Case{"b300", 12288, 18432, 1024, 1769.0}, Case{"gb200", 4096, 9728, 2048, 1822.0},
-                        Case{"mi325x", 4096, 4864, 32896, 843.0}, Case{"mi355x", 12288, 8192, 8192, 1565.0}}) {
+  for (const Case& c : {Case{"a100-80gb", 6912, 16384, 2048, 267.9, 0.88}, Case{"h100", 6144, 17920, 2816, 792.1, 0.88},
+                        Case{"mi300x", 4096, 4864, 32896, 708.0, 0.88}, Case{"b200", 1792, 16128, 3072, 1745.0, 0.84},
+                        Case{"b300", 12288, 18432, 1024, 1769.0, 0.70}, Case{"gb200", 4096, 9728, 2048, 1822.0, 0.73},
+                        Case{"mi325x", 4096, 4864, 32896, 843.0, 0.88}, Case{"mi355x", 12288, 8192, 8192, 1565.0, 0.88}}) {
     CAPTURE(c.gpu);
     const double model = tflops(kernel_level(c.gpu), c.m, c.n, c.k);
     CHECK(model <= c.measured);
-    CHECK(model >= 0.88 * c.measured);
+    CHECK(model >= c.floor * c.measured);
   }
 }
 
@@ -110,8 +114,9 @@ TEST_CASE("GEMM: throughput grows with size (monotone over powers of two, bounde
       CHECK(a >= 0.85 * best);
       best = std::max(best, a);
     }
-    // Large square GEMMs come near the ceiling: 8192³ within 5% of it (0.962 on H100, see the worked example).
-    CHECK(gemm_efficiency(hw, 8192, 8192, 8192, Precision::BF16) >= 0.95 * hw.gpu.compute.gemm_ceiling);
+    // Large square GEMMs come near the ceiling: 8192³ within 6% of it (0.962 on H100, see the worked example; Blackwell
+    // 0.9499 with B200's k_half 332: k-loop 8192/8524 = 0.96105 × wave 0.98842 on 148 SMs).
+    CHECK(gemm_efficiency(hw, 8192, 8192, 8192, Precision::BF16) >= 0.94 * hw.gpu.compute.gemm_ceiling);
   }
 }
 
@@ -144,8 +149,9 @@ TEST_CASE("GEMM: fp8 is faster than bf16 but less than 2×") {
     }
     // At 16384³ the overhead is negligible: speed-up = (fp8 peak × fp8 ceiling) / (bf16 peak × bf16 ceiling), the
     // measured MAMF ratio (hardware/data/matmul_ceiling*.csv): H100 2 × (1402.6/1978.9)/(792.1/989.4) = 1.771,
-    // H200 2 × 0.73445/0.80059 = 1.835, B200 2 × 0.76278/0.77556 = 1.967, B300 2 × 0.74518/0.78622 = 1.896,
-    // GB200 2 × 0.72312/0.7288 = 1.984. MI300X/MI325X: AMD's measured MAF of both precisions (hardware/data/amd_maf.csv):
+    // H200 2 × 0.73445/0.80059 = 1.835; Blackwell the ratio of XLA's measured B200 sweeps (b200.json), B200
+    // 2 × 0.6933/0.7433 = 1.865, GB200 and B300 scaled from it by their fp8 and bf16 MAMF ratios: GB200 2 × 0.6573/
+    // 0.6985 = 1.882, B300 2 × 0.6773/0.7535 = 1.798. MI300X/MI325X: AMD's measured MAF of both precisions (hardware/data/amd_maf.csv):
     // MI300X 1273/708 = 1.798, MI325X 1519/843 = 1.802. MI355X has no fp8 row: its fp8 ceiling is its own bf16
     // ceiling × its predecessor MI325X's measured fp8/bf16 efficiency ratio (0.58090/0.64479 = 0.90091, AMD's MAF
     // table) ⇒ 2 × 0.90091 = 1.802.
@@ -153,8 +159,8 @@ TEST_CASE("GEMM: fp8 is faster than bf16 but less than 2×") {
                           (hw.gpu.peak_bf16 * hw.gpu.compute.gemm_ceiling);
     CHECK(gemm_time_s(hw, 16384, 16384, 16384, Precision::BF16) / gemm_time_s(hw, 16384, 16384, 16384, Precision::FP8) ==
           doctest::Approx(expect).epsilon(0.01));
-    const std::map<std::string, double> published = {{"h100", 1.771}, {"h200", 1.835}, {"b200", 1.967}, {"b300", 1.896},
-                                                     {"gb200", 1.984}, {"mi300x", 1.798}, {"mi325x", 1.802}, {"mi355x", 1.802}};
+    const std::map<std::string, double> published = {{"h100", 1.771}, {"h200", 1.835}, {"b200", 1.865}, {"b300", 1.798},
+                                                     {"gb200", 1.882}, {"mi300x", 1.798}, {"mi325x", 1.802}, {"mi355x", 1.802}};
     REQUIRE(published.count(name) == 1);
     CHECK(expect == doctest::Approx(published.at(name)).epsilon(2e-3));
     // In a training step fp8 GEMMs run at calibration.json's fp8_training_fraction of that ceiling (one value for
@@ -264,27 +270,28 @@ TEST_CASE("attention: efficiency law, head dim, precisions") {
 
 TEST_CASE("GEMM derivation on B200 from its own measured curve: Llama 3 70B attention projection at tp8") {
   // Row-parallel output projection of one micro-batch (seq 8192, mbs 1) at tp 8: m = 8192 tokens, n = hidden = 8192,
-  // k = hidden / tp = 1024, bf16, Megatron-Core kernels. B200: 148 SMs, ceiling = measured MAMF 1745 / 2250 dense
-  // = 0.77556 (hardware/data/matmul_ceiling.csv; not H100's scaled).
+  // k = hidden / tp = 1024, bf16, Megatron-Core kernels. B200: 148 SMs, ceiling 0.7433 and k_half 332 fitted to XLA's
+  // measured B200 GEMM sweep (b200.json; tests/data/hardware/xla_matmul_perf_table.csv; not H100's values).
   //   256×128 tiles: ⌈8192/256⌉·⌈8192/128⌉ = 32·64 = 2048 tiles, ⌈2048/148⌉ = 14 waves → wave = 2048/2072 = 0.98842;
-  //   k-loop 1024/(1024 + 64) = 0.94118 (k = hidden/tp is what high tp shrinks); pad = tile_rel = 1; split-K gains
-  //   nothing (2 slices: 4096 units in 28 waves = 0.98842, k-loop 512/576 = 0.889) ⇒ shape factor 0.93027.
-  //   eff = 0.77556 × 0.93027 × sustained_megatron (calibration.json, the Megatron stack's one value for every GPU).
-  //   time = 2·8192·8192·1024 = 1.37439e11 FLOP / (2250e12 · 0.77556 · 0.93027 · s) + 2 µs
-  //        = 84.666 µs / s + 2 µs; memory (8192·1024·2 + 8192²)·2 B = 167.8 MB / (7.7e12 · 0.87) = 25.0 µs, not binding.
+  //   k-loop 1024/(1024 + 332) = 0.75516 (k = hidden/tp is what high tp shrinks); pad = tile_rel = 1; split-K loses
+  //   (2 slices: 4096 units in 28 waves = 0.98842, k-loop 512/844 = 0.6066) ⇒ shape factor 0.74642.
+  //   eff = 0.7433 × 0.74642 × sustained_megatron (calibration.json, the Megatron stack's one value for every GPU).
+  //   time = 2·8192·8192·1024 = 1.37439e11 FLOP / (2250e12 · 0.7433 · 0.74642 · s) + 2 µs
+  //        = 110.099 µs / s + 2 µs; memory (8192·1024·2 + 8192²)·2 B = 167.8 MB / (7.7e12 · 0.87) = 25.0 µs, not binding.
   const Hardware b200 = megatron_compute(resolve_hardware("b200"));
   const double s = b200.calib.sustained_megatron;
   CHECK(sustained_fraction(b200) == s);
-  CHECK(gemm_efficiency(b200, 8192, 8192, 1024, Precision::BF16) == doctest::Approx(0.77556 * 0.93027 * s).epsilon(1e-4));
-  CHECK(gemm_time_s(b200, 8192, 8192, 1024, Precision::BF16) == doctest::Approx(84.666e-6 / s + 2e-6).epsilon(1e-4));
-  // The same projection at tp 1 (k = 8192: k-loop 8192/8256 = 0.99225, same tiles and waves) runs 0.99225/0.94118 =
-  // 1.0543× more efficiently: the per-rank GEMMs of high tp lose through the shape model, not a per-GPU constant.
+  CHECK(gemm_efficiency(b200, 8192, 8192, 1024, Precision::BF16) == doctest::Approx(0.7433 * 0.74642 * s).epsilon(1e-4));
+  CHECK(gemm_time_s(b200, 8192, 8192, 1024, Precision::BF16) == doctest::Approx(110.099e-6 / s + 2e-6).epsilon(1e-4));
+  // The same projection at tp 1 (k = 8192: k-loop 8192/8524 = 0.96105, same tiles and waves) runs 0.96105/0.75516 =
+  // 1.2726× more efficiently: the per-rank GEMMs of high tp lose through the shape model (B200's prologue/epilogue is
+  // 5× H100's in k-units), not a per-GPU constant.
   CHECK(gemm_efficiency(b200, 8192, 8192, 8192, Precision::BF16) / gemm_efficiency(b200, 8192, 8192, 1024, Precision::BF16) ==
-        doctest::Approx(1.0543).epsilon(1e-3));
-  // fp8: ceiling = measured fp8 MAMF 3432.5 / 4500 = 0.76278 × fp8_training_fraction (calibration.json), same shape
-  // factor (the model's tiles are precision-independent) ⇒ eff = 0.76278 · 0.93027 · f8 · s.
+        doctest::Approx(1.2726).epsilon(1e-3));
+  // fp8: ceiling 0.6933 fitted to XLA's measured B200 fp8 sweep at the same k_half, × fp8_training_fraction
+  // (calibration.json), same shape factor (the model's tiles are precision-independent) ⇒ eff = 0.6933 · 0.74642 · f8 · s.
   CHECK(gemm_efficiency(b200, 8192, 8192, 1024, Precision::FP8) ==
-        doctest::Approx(0.76278 * 0.93027 * b200.calib.fp8_training_fraction * s).epsilon(1e-4));
+        doctest::Approx(0.6933 * 0.74642 * b200.calib.fp8_training_fraction * s).epsilon(1e-4));
 }
 
 TEST_CASE("attention on Blackwell: Transformer Engine falls back to FlashAttention-2 when deterministic with dropout") {
@@ -349,16 +356,16 @@ TEST_CASE("slowest GPU: expected maximum of n standard normals and the step's co
 // constant from it. Compared from 30 GFLOP per call up (65 shapes per GPU; below, kernels of a few µs, the launch
 // ramp dominates and the model is optimistic on every GPU), at kernel level (sustained fraction 1, as a
 // microbenchmark) with a batch of b as b GEMMs of one launch (grouped_gemm_time_s). What it shows (MESSAGE lines):
-//   - H100: mean |ln(model/measured)| 0.029, bias −0.5 %, every shape within −6.8 … +16 % — the model holds;
-//   - B200: the model is 1 % … 61 % too fast, mean +21.8 % (ln 0.197): XLA's B200 kernels pay a fixed cost per output
-//     element (≈ 0.28 ns, the time HBM3e needs to write it: 2 B / 7.7 TB/s = 0.26 ns; 4 × 4096² × k at k = 256 … 4096:
-//     time = 24 µs + 2·b·m·n·k / 1,770 TFLOP/s), which the k-loop term k/(k + 64) prices at a quarter of that; a
-//     k_half of ≈ 320 would fit this table, but the MAMF search's best B200/GB200/B300 shapes (k = 3072, 2048, 1024)
-//     then fall 12–26 % below the model — the two measurements disagree (docs/gemm-shapes.md), so no value moves;
+//   - H100 (preset from the MAMF search, k_half 64): mean |ln(model/measured)| 0.029, bias −0.5 %, every shape within
+//     −6.5 … +17 % — the model holds on a sweep it was not fitted to;
+//   - B200: the preset's GEMM constants are fitted to this sweep (b200.json: `parsim calibrate` on this file, ceiling
+//     0.7433, k_half 332): mean |ln| 0.030, bias −0.3 %, −12.8 … +7.7 %. With the MAMF's 0.7756 and H100's 64 it was
+//     +21.8 % too fast on average (1 … 61 %): XLA's B200 kernels pay about the same prologue/epilogue time per tile
+//     as H100's while the main loop runs 2.2× faster per SM (docs/gemm-shapes.md §2);
 //   - MI355X: +43 % on average (ln 0.358), +13 % from 100 GFLOP: hipBLASLt's 256 CUs need far larger GEMMs to fill.
-// Asserted: H100 within its figures; on every GPU the model is never more than 8 % slower than the measurement (it
-// is an upper bound on a kernel's speed, less its sustained fraction); the B200 and MI355X gaps as they stand, so a
-// change that closes or widens them shows here and docs/gemm-shapes.md follows.
+// Asserted: H100 within its figures; B200 within its fit; on every GPU the model is never more than 15 % slower than
+// the measurement; the MI355X gap as it stands, so a change that closes or widens it shows here and
+// docs/gemm-shapes.md follows.
 TEST_CASE("measured: XLA's GEMM table on H100, B200 and MI355X from 30 GFLOP, at kernel level") {
   std::ifstream in(std::string(PARSIM_TEST_DATA) + "/hardware/xla_matmul_perf_table.csv");
   REQUIRE(in.good());
@@ -404,14 +411,15 @@ TEST_CASE("measured: XLA's GEMM table on H100, B200 and MI355X from 30 GFLOP, at
     MESSAGE(gpu << ": " << a.n << " shapes, mean ln(model/measured) " << a.sum / a.n << ", mean |ln| " << a.sum_abs / a.n
                 << ", range " << a.lo << " … " << a.hi);
     CHECK(a.n == 65);
-    CHECK(a.lo >= std::log(0.92));  // never more than 8 % slower than the measurement
+    CHECK(a.lo >= std::log(0.85));  // never more than 15 % slower than the measurement
   }
   const Acc& h = acc.at("h100");
   CHECK(h.sum_abs / h.n <= 0.04);
   CHECK(std::abs(h.sum / h.n) <= 0.02);
   CHECK(h.hi <= 0.17);
   const Acc& b = acc.at("b200");
-  CHECK(b.sum / b.n == doctest::Approx(0.197).epsilon(0.05));
+  CHECK(b.sum_abs / b.n <= 0.035);
+  CHECK(std::abs(b.sum / b.n) <= 0.01);
   const Acc& m = acc.at("mi355x");
   CHECK(m.sum / m.n == doctest::Approx(0.359).epsilon(0.05));
 }

@@ -103,10 +103,12 @@ TEST_CASE("presets: the ten GPUs with their datasheet and measured numbers") {
   CHECK(h200.gpu.hbm_bandwidth_Bps == doctest::Approx(4.8e12));
 
   // The presets built on another ("base") keep what they do not state and state, with sources, what differs.
-  // B300: measured bf16 MAMF 1,769 of 2,250 (hardware/data/matmul_ceiling.csv); 8 × ConnectX-8 800 Gb/s = 100 GB/s
-  // per GPU; NVLink and NVLS as B200.
+  // B300: B200's sweep-fitted bf16 ceiling 0.7433 × the measured bf16 MAMF ratio 1,769 / 1,745 at the same 2,250
+  // peak (hardware/data/matmul_ceiling.csv) = 0.7535, B200's k_half (332, inherited); 8 × ConnectX-8 800 Gb/s =
+  // 100 GB/s per GPU; NVLink and NVLS as B200.
   const Hardware b300 = resolve_hardware("b300");
-  CHECK(b300.gpu.compute.gemm_ceiling == doctest::Approx(1769.0 / 2250.0));
+  CHECK(b300.gpu.compute.gemm_ceiling == doctest::Approx(0.7433 * 1769.0 / 1745.0).epsilon(1e-4));
+  CHECK(b300.gpu.compute.gemm_k_half == 332);
   CHECK(b300.node.inter().bw_Bps_unidir == doctest::Approx(8 * 800e9 / 8 / 8));
   CHECK(b300.node.intra().bw_Bps_unidir == doctest::Approx(900e9));
   // GB200 NVL72: the NVLink domain is the node (72 GPUs, NVLS), one 400 Gb/s NIC per GPU = 50 GB/s; Grace hosts.
@@ -292,25 +294,27 @@ TEST_CASE("fitted constants: one value per stack in calibration.json, none per G
   CHECK(hardware_to_json(resolve_hardware("h100")).find("attn_causal_efficiency") == std::string::npos);
 }
 
-TEST_CASE("presets: the measured GEMM ceilings of hardware/data (MAMF / datasheet peak, bf16 and fp8)") {
+TEST_CASE("presets: the measured GEMM ceilings (MAMF / datasheet peak; Blackwell from B200's measured sweep)") {
   // hardware/data/matmul_ceiling.csv and matmul_ceiling_fp8.csv (stas00/ml-engineering MAMF table): each preset's
   // ceiling is its own GPU's measured best-shape TFLOP/s over the datasheet dense peak the preset states — not H100's
-  // scaled. bf16: A100 267.9/312, H100/H200 792.1/989.4, B200 1745/2250, B300 1769/2250, GB200 1822/2500,
-  // MI355X 1565/2516.6. fp8: H100 1402.6/1978.9, H200 1453.4/1978.9, B200 3432.5/4500, B300 3353.3/4500,
-  // GB200 3615.6/5000. MI300X and MI325X: both precisions from AMD's measured max-achievable FLOPs
-  // (hardware/data/amd_maf.csv: bf16 708 and 843 of 1307.4, fp8 1273 and 1519 of 2614.9), one library and method.
-  // MI355X has no fp8 row: its own bf16 ceiling × its predecessor MI325X's measured fp8/bf16 efficiency ratio
-  // (1519/2614.9)/(843/1307.4) = 0.90091 [U] (H100's 0.88265 carries Hopper's split-accumulation cost).
+  // scaled. bf16: A100 267.9/312, H100/H200 792.1/989.4, MI355X 1565/2516.6. fp8: H100 1402.6/1978.9, H200
+  // 1453.4/1978.9. MI300X and MI325X: both precisions from AMD's measured max-achievable FLOPs (hardware/data/
+  // amd_maf.csv: bf16 708 and 843 of 1307.4, fp8 1273 and 1519 of 2614.9), one library and method. MI355X has no fp8
+  // row: its own bf16 ceiling × its predecessor MI325X's measured fp8/bf16 efficiency ratio (1519/2614.9)/(843/1307.4)
+  // = 0.90091 [U] (H100's 0.88265 carries Hopper's split-accumulation cost).
+  // Blackwell: B200's ceilings are fitted, with k_half 332, to XLA's measured B200 GEMM sweeps
+  // (tests/data/hardware/xla_matmul_perf_table*.csv, `parsim calibrate`): bf16 0.7433, fp8 0.6933; GB200 and B300
+  // carry B200's level scaled by their own measured MAMF over B200's (same die; peaks as their presets state):
+  // GB200 bf16 0.7433 × 2250/2500 × 1822/1745 = 0.6985, fp8 0.6933 × 4500/5000 × 3615.6/3432.5 = 0.6573;
+  // B300 bf16 0.7433 × 1769/1745 = 0.7535, fp8 0.6933 × 3353.3/3432.5 = 0.6773 (docs/gemm-shapes.md).
   struct Row {
     const char* gpu;
     double bf16, bf16_peak, fp8, fp8_peak;  // measured TFLOP/s and the preset's peak (fp8 0: derived, see above)
   };
   const double r = (1519 / 2614.9) / (843 / 1307.4);
   for (const Row& c : {Row{"a100-80gb", 267.9, 312, 0, 0}, Row{"h100", 792.1, 989.4, 1402.6, 1978.9},
-                       Row{"h200", 792.1, 989.4, 1453.4, 1978.9}, Row{"b200", 1745, 2250, 3432.5, 4500},
-                       Row{"b300", 1769, 2250, 3353.3, 4500}, Row{"gb200", 1822, 2500, 3615.6, 5000},
-                       Row{"mi300x", 708, 1307.4, 1273, 2614.9}, Row{"mi325x", 843, 1307.4, 1519, 2614.9},
-                       Row{"mi355x", 1565, 2516.6, 0, 0}}) {
+                       Row{"h200", 792.1, 989.4, 1453.4, 1978.9}, Row{"mi300x", 708, 1307.4, 1273, 2614.9},
+                       Row{"mi325x", 843, 1307.4, 1519, 2614.9}, Row{"mi355x", 1565, 2516.6, 0, 0}}) {
     CAPTURE(c.gpu);
     const Hardware h = resolve_hardware(c.gpu);
     CHECK(h.gpu.peak_bf16 == doctest::Approx(c.bf16_peak * 1e12));
@@ -319,6 +323,22 @@ TEST_CASE("presets: the measured GEMM ceilings of hardware/data (MAMF / datashee
     const double fp8 = c.fp8 > 0 ? c.fp8 / c.fp8_peak : r * c.bf16 / c.bf16_peak;
     if (c.fp8 > 0) CHECK(h.gpu.peak_fp8 == doctest::Approx(c.fp8_peak * 1e12));
     CHECK(h.gpu.compute.gemm_ceiling_fp8 == doctest::Approx(fp8).epsilon(1e-4));
+  }
+  struct Blackwell {
+    const char* gpu;
+    double bf16_peak, fp8_peak, bf16_mamf, fp8_mamf;
+  };
+  for (const Blackwell& c : {Blackwell{"b200", 2250, 4500, 1745, 3432.5}, Blackwell{"gb200", 2500, 5000, 1822, 3615.6},
+                             Blackwell{"b300", 2250, 4500, 1769, 3353.3}}) {
+    CAPTURE(c.gpu);
+    const Hardware h = resolve_hardware(c.gpu);
+    CHECK(h.gpu.peak_bf16 == doctest::Approx(c.bf16_peak * 1e12));
+    CHECK(h.gpu.peak_fp8 == doctest::Approx(c.fp8_peak * 1e12));
+    CHECK(h.gpu.compute.gemm_k_half == 332);
+    CHECK(h.gpu.compute.gemm_ceiling ==
+          doctest::Approx(0.7433 * 2250 / c.bf16_peak * c.bf16_mamf / 1745).epsilon(2e-4));
+    CHECK(h.gpu.compute.gemm_ceiling_fp8 ==
+          doctest::Approx(0.6933 * 4500 / c.fp8_peak * c.fp8_mamf / 3432.5).epsilon(2e-4));
   }
 }
 

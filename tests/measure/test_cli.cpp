@@ -102,6 +102,12 @@ TEST_CASE("calibrate on a GEMM table: JSON keys, --out into predict, bad input")
   check_error_line(run("calibrate " + measure_test::write_text("cli_gemm_nogpu.csv", "m,n,k,tflops\n4096,4096,4096,700\n")));
   check_error_line(run("calibrate " + measure_test::write_text("cli_gemm_bad.csv", "m,n,k,tflops\n4096,x,4096,700\n")));
   check_error_line(run("calibrate " + measure_test::data("nccl/gcp_a3mega_2node_16xH100_all_reduce.txt") + " --device b200"));
+  check_error_line(run("calibrate " + measure_test::data("nccl/gcp_a3mega_2node_16xH100_all_reduce.txt") + " --precision fp8"));
+  check_error_line(run("calibrate " + table + " --device b200 --precision fp4"));
+  const auto f8 = run("calibrate " + measure_test::data("hardware/xla_matmul_perf_table_fp8.csv") +
+                      " --device b200 --precision fp8 --format json");
+  REQUIRE(f8.status == 0);
+  CHECK(nlohmann::json::parse(f8.out)["precision"] == "fp8");
 }
 
 TEST_CASE("validate: both columns and relative errors; missing flags exit 2") {

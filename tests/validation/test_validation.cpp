@@ -246,10 +246,16 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // activation's saved concatenation (activation memory, E0020 only: no moe_act recompute on the TEGroupedMLP path)
   // moves no step time. 2 rows remain beyond 25 %, both GPT-OSS 120B on GB200 with EP 64 (E0014 −32.2 %, E0019
   // −32.0 %; see above: its gap is on both execution paths and not its FLOPs).
-  // Bounds: the mean reached (13.8 %) and the worst row (32.2 %) with a margin of ≈ 1.2 and 1.8 points; at most the
+  // gemm11: the Blackwell GEMM constants from XLA's measured B200 sweep (b200.json: ceiling 0.7433, k_half 332, fp8
+  // ceiling 0.6933; GB200 and B300 scaled by their MAMF ratios; docs/gemm-shapes.md) slow every B200/GB200/B300 row
+  // — the small-hidden models most, whose expert and attention GEMMs have k = 2048–2880: 13.8 → 12.8 % (signed
+  // −12.7 → −9.1 %): E0014 −32.2 → −28.5 %, E0019 −32.0 → −26.9 %, E0015 −20.1 → −17.0 %, E0008 −20.9 → −17.2 %,
+  // E0002 −10.8 → −5.8 %, E0004 −9.6 → −2.5 %, E0020 −19.5 → −16.0 %; H100 and MI325X rows move by the refit
+  // sustained_megatron only (0.815 → 0.820). The same 2 GPT-OSS rows on GB200 stay beyond 25 %.
+  // Bounds: the mean reached (12.8 %) and the worst row (28.5 %) with a margin of ≈ 1.2 and 1.5 points; at most the
   // 2 rows beyond issue 10's 25 % that remain.
-  constexpr double kMoeMeanBound = 0.15;
-  constexpr double kMoeRowBound = 0.34;
+  constexpr double kMoeMeanBound = 0.14;
+  constexpr double kMoeRowBound = 0.30;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
