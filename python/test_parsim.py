@@ -7,6 +7,7 @@ PARSIM_TEST_DATA=tests/data."""
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -186,6 +187,14 @@ class Measure(unittest.TestCase):
         with self.assertRaises(ValueError) as e:
             parsim.calibrate("no-such-file.txt")
         self.assertIn("no-such-file.txt", str(e.exception))
+
+    def test_gemm_sweep_tool_lists_the_calibration_shapes(self):
+        # tools/gemm_sweep.py measures on a GPU (none here); its shape list is XLA's table's, so a sweep it makes is
+        # comparable with tests/data/hardware/xla_matmul_perf_table.csv: 3 batches x 5^3 sizes = 375.
+        tool = os.path.join(os.path.dirname(DATA), "..", "tools", "gemm_sweep.py")
+        out = subprocess.run([sys.executable, tool, "--dry-run"], capture_output=True, text=True, check=True).stdout
+        self.assertTrue(out.rstrip().endswith("375 shapes"))
+        self.assertIn("b=4 m=4096 n=4096 k=4096", out)
 
     def test_validate_as_the_cli(self):
         trace = os.path.join(DATA, "profiles", "hta-nccl-meta-2rank-a100", "nccl_data.json.gz")
