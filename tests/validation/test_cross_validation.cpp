@@ -69,9 +69,10 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
     std::printf("%-6s %5d %9.1f%% %13.1f%%\n", s.source.c_str(), s.rows, 100 * s.in_sample, 100 * s.out_of_sample);
   std::printf("mean         %9.1f%% %13.1f%%\n", 100 * cv.mean_in, 100 * cv.mean_out);
   CHECK(cv.sources.size() >= 26);
-  // Issue 9 item 5 asks for ≤ 8 % out of sample; reached 10.5 % (9.3 % in sample) since the Blackwell GEMM constants
-  // come from XLA's measured B200 sweep (10.8 % before): held at 11.5 % against regressions.
-  CHECK(cv.mean_out <= 0.115);
+  // Issue 9 item 5 asks for ≤ 8 % out of sample; reached 10.3 % (9.2 % in sample) since the Blackwell GEMM constants
+  // come from XLA's measured B200 sweep and the GB200 rows run on the gb200 preset (10.8 % before): held at 11 %
+  // against regressions.
+  CHECK(cv.mean_out <= 0.11);
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
     if (s.source == "S53") {
