@@ -370,6 +370,9 @@ GemmFitSummary best_ceiling(Hardware& h, const std::vector<const GemmPoint*>& us
   return summarise(h, used, std::exp(0.5 * (lo + hi)), k_half, prec);
 }
 
+// " for device 'X'" in a message, or nothing for a table without devices.
+std::string for_device(const std::string& device) { return device.empty() ? "" : " for device '" + device + "'"; }
+
 std::string pct(double ln) {
   std::string s(ln >= 0 ? "+" : "");
   s += fmt_fixed(100 * (std::exp(ln) - 1), 1);
@@ -478,10 +481,16 @@ GemmCalibration calibrate_gemm(const GemmTable& table, const Hardware& base, con
   for (const GemmResidual& r : c.points)
     if (r.used) used.push_back(&r.point);
   c.points_used = static_cast<int>(used.size());
+  // The fit evaluates the model ≈ 20,000 times per shape (385 k_half values × a golden-section search): past this
+  // many shapes it would run for minutes. A sweep has hundreds; a brute-force search's log, thinned, fits.
+  constexpr std::size_t kMaxFitted = 20000;
+  if (used.size() > kMaxFitted)
+    throw InputError("the GEMM table has " + std::to_string(used.size()) + " shapes of at least " +
+                     fmt_num(opt.min_gflop) + " GFLOP" + for_device(device) + "; the fit takes at most " +
+                     std::to_string(kMaxFitted) + " (raise --min-gflop or thin the table)");
   if (used.size() < 3)
     throw InputError("the GEMM table has " + std::to_string(used.size()) + " shape(s) of at least " +
-                     fmt_num(opt.min_gflop) + " GFLOP for device '" + device +
-                     "'; the fit needs 3 or more (lower --min-gflop)");
+                     fmt_num(opt.min_gflop) + " GFLOP" + for_device(device) + "; the fit needs 3 or more (lower --min-gflop)");
 
   const double base_ceiling = opt.fp8 ? base.gpu.compute.gemm_ceiling_fp8 : base.gpu.compute.gemm_ceiling;
   c.before = summarise(h, used, base_ceiling, base.gpu.compute.gemm_k_half, prec);

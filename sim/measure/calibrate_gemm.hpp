@@ -18,7 +18,7 @@
 // `gpu.compute.gemm_ceiling` (bf16) and `gpu.compute.gemm_k_half` — are chosen to minimise the mean |ln(model /
 // measured)| over the shapes of at least `min_gflop` GFLOP per call (below that a kernel of a few µs is its launch
 // ramp, which the model prices as kernel_overhead_us): k_half over a geometric grid 1 … 4096 (32 steps per factor 2)
-// and, for each, the ceiling by golden-section search on (0, 1]; deterministic. The GPU's peak, SM count and HBM
+// and, for each, the ceiling by golden-section search on (0, 1]; deterministic; at most 20,000 shapes are fitted. The GPU's peak, SM count and HBM
 // bandwidth come from the base hardware (--gpu); nothing else changes. fp8 (`--precision fp8`: an fp8 sweep, a CSV
 // whose TFLOP/s are fp8 GEMMs') fits `gpu.compute.gemm_ceiling_fp8` alone, at the base hardware's k_half — one
 // k-loop constant serves both precisions, and a bf16 sweep sets it.
