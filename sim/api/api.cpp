@@ -706,7 +706,7 @@ CalibrationResult run_calibrate_gemm(const CalibrateRequest& r, const std::strin
   if (base.empty()) base = preset_for_gemm_device(device);
   if (base.empty())
     throw InputError("calibrate: cannot tell which GPU ran the GEMM table" +
-                     (device.empty() ? std::string() : " (device '" + device + "')") +
+                     (device.empty() ? std::string() : " (device '" + shown(device) + "')") +
                      "; pass --gpu with a preset name or hardware file (its peak, SMs and HBM are the model's)");
   const Hardware hw = resolve_hardware(base, r.gpus_per_node);
   CalibrationResult out;

@@ -28,11 +28,6 @@ constexpr int kMaxDepth = 64;             // nesting of a textproto, as for JSON
 constexpr std::size_t kMaxPoints = 1000000;
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 31;
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // ---- XLA GemmPerfTable textproto: a tokenizer and a recursive reader of `name: scalar` / `name { … }` fields ----
 
 struct Token {
@@ -50,7 +45,7 @@ public:
   void message(int depth, Scalar&& on_scalar, Message&& on_message) {
     if (depth > kMaxDepth) fail("nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     while (tok_.kind != Token::End && tok_.kind != Token::Close) {
-      if (tok_.kind != Token::Ident) fail("expected a field name, got '" + tok_.text + "'");
+      if (tok_.kind != Token::Ident) fail("expected a field name, got '" + shown(tok_.text) + "'");
       const std::string name = tok_.text;
       const int line = tok_.line;
       next();
@@ -58,13 +53,13 @@ public:
       if (tok_.kind == Token::Open) {
         next();
         on_message(name, line, depth + 1);
-        if (tok_.kind != Token::Close) fail("'" + name + " {' is not closed");
+        if (tok_.kind != Token::Close) fail("'" + shown(name) + " {' is not closed");
         next();
       } else if (tok_.kind == Token::String || tok_.kind == Token::Number || tok_.kind == Token::Ident) {
         on_scalar(name, tok_, line);
         next();
       } else {
-        fail("field '" + name + "' has no value");
+        fail("field '" + shown(name) + "' has no value");
       }
     }
   }
@@ -73,7 +68,6 @@ public:
     message(depth, [](const std::string&, const Token&, int) {}, [this](const std::string&, int, int d) { skip(d); });
   }
   bool at_end() const { return tok_.kind == Token::End; }
-  bool at_close() const { return tok_.kind == Token::Close; }
   [[noreturn]] void fail(const std::string& why) const {
     throw InputError(what_ + ":" + std::to_string(tok_.line) + ": not a GEMM table textproto: " + why);
   }
@@ -120,7 +114,7 @@ private:
     }
     if (pos_ == start) {
       tok_.text = std::string(1, c);
-      fail("unexpected character '" + tok_.text + "'");
+      fail("unexpected character '" + shown(tok_.text) + "'");
     }
     tok_.text = s_.substr(start, pos_ - start);
     const char f = tok_.text[0];
@@ -135,32 +129,19 @@ private:
   Token tok_;
 };
 
-std::int64_t dim_value(const Token& t, const std::string& what, const std::string& name) {
-  const std::string where = what + ":" + std::to_string(t.line) + ": " + name + " '" + t.text + "'";
-  if (t.kind != Token::Number) throw InputError(where + " is not a number");
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(t.text, &used);
-  } catch (const std::exception&) {
-    throw InputError(where + " is not a whole number from 1 to 2^31");
-  }
-  if (used != t.text.size() || v < 1 || v > kMaxDim) throw InputError(where + " is not a whole number from 1 to 2^31");
+// A GEMM dimension or batch (parse_positive_int, at most 2^31) and a throughput or FLOP/s figure
+// (parse_positive_number), named by file and line in the error.
+std::string field_at(const std::string& what, int line, const std::string& name) {
+  return what + ":" + std::to_string(line) + ": " + name;
+}
+std::int64_t dim_value(const std::string& text, int line, const std::string& what, const std::string& name) {
+  const std::int64_t v = parse_positive_int(text, field_at(what, line, name));
+  if (v > kMaxDim)
+    throw InputError(field_at(what, line, name) + " must be at most 2^31, got '" + shown(text) + "'");
   return v;
 }
-
-double positive_value(const Token& t, const std::string& what, const std::string& name) {
-  const std::string where = what + ":" + std::to_string(t.line) + ": " + name + " '" + t.text + "'";
-  if (t.kind != Token::Number) throw InputError(where + " is not a number");
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t.text, &used);
-  } catch (const std::exception&) {
-    throw InputError(where + " is not a finite positive number");
-  }
-  if (used != t.text.size() || !std::isfinite(v) || !(v > 0)) throw InputError(where + " is not a finite positive number");
-  return v;
+double positive_value(const std::string& text, int line, const std::string& what, const std::string& name) {
+  return parse_positive_number(text, field_at(what, line, name));
 }
 
 void add_point(GemmTable& t, GemmPoint p, const std::string& what) {
@@ -197,11 +178,11 @@ GemmTable parse_xla(const std::string& text, const std::string& what, bool fp8) 
                 bool has_m = false, has_n = false, has_k = false;
                 tp.message(
                     d3,
-                    [&](const std::string& h, const Token& v, int) {
-                      if (h == "b") p.b = dim_value(v, what, "b");
-                      else if (h == "m") p.m = dim_value(v, what, "m"), has_m = true;
-                      else if (h == "n") p.n = dim_value(v, what, "n"), has_n = true;
-                      else if (h == "k") p.k = dim_value(v, what, "k"), has_k = true;
+                    [&](const std::string& h, const Token& v, int at) {
+                      if (h == "b") p.b = dim_value(v.text, at, what, "b");
+                      else if (h == "m") p.m = dim_value(v.text, at, what, "m"), has_m = true;
+                      else if (h == "n") p.n = dim_value(v.text, at, what, "n"), has_n = true;
+                      else if (h == "k") p.k = dim_value(v.text, at, what, "k"), has_k = true;
                     },
                     [&](const std::string& h, int, int d4) {
                       if (h != "flops") return tp.skip(d4);
@@ -210,9 +191,9 @@ GemmTable parse_xla(const std::string& text, const std::string& what, bool fp8) 
                       bool has_value = false;
                       tp.message(
                           d4,
-                          [&](const std::string& q, const Token& v, int) {
+                          [&](const std::string& q, const Token& v, int at) {
                             if (q == "key") key = v.text;
-                            else if (q == "value") value = positive_value(v, what, "flops value"), has_value = true;
+                            else if (q == "value") value = positive_value(v.text, at, what, "flops value"), has_value = true;
                           },
                           [&](const std::string&, int, int d5) { tp.skip(d5); });
                       if (key == wanted && has_value) p.measured_tflops = value / 1e12;
@@ -231,19 +212,11 @@ GemmTable parse_xla(const std::string& text, const std::string& what, bool fp8) 
   return out;
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : line) {
-    if (c == ',') {
-      out.push_back(trim(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(trim(cur));
-  return out;
+// A CSV line's fields, each trimmed (split of sim/core/text.hpp).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f = split(line, ',');
+  for (std::string& x : f) x = trim(x);
+  return f;
 }
 
 GemmTable parse_csv(const std::string& text, const std::string& what) {
@@ -260,13 +233,13 @@ GemmTable parse_csv(const std::string& text, const std::string& what) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
-    const std::vector<std::string> f = split_csv(t);
+    const std::vector<std::string> f = csv_fields(t);
     const std::string at = what + ":" + std::to_string(ln);
     if (!header) {
       header = true;
       columns = f.size();
       for (std::size_t i = 0; i < f.size(); ++i) {
-        const std::string c = lower(f[i]);
+        const std::string c = to_lower(f[i]);
         const int idx = static_cast<int>(i);
         if (c == "b" || c == "batch") cb = idx;
         else if (c == "m") cm = idx;
@@ -280,26 +253,20 @@ GemmTable parse_csv(const std::string& text, const std::string& what) {
       }
       if (cm < 0 || cn < 0 || ck < 0 || ct < 0)
         throw InputError(at + ": a GEMM table's header needs the columns m, n, k and a TFLOP/s column (tflops, or a name "
-                              "ending in _tflops), got '" + t.substr(0, 120) + "'");
+                              "ending in _tflops), got '" + shown(t, 120) + "'");
       continue;
     }
     if (f.size() != columns)
       throw InputError(at + ": " + std::to_string(f.size()) + " fields where the header has " + std::to_string(columns));
-    auto tok = [&](int c) {
-      Token x;
-      x.kind = Token::Number;
-      x.text = f[static_cast<std::size_t>(c)];
-      x.line = ln;
-      return x;
-    };
+    auto field = [&](int c) -> const std::string& { return f[static_cast<std::size_t>(c)]; };
     GemmPoint p;
     p.line = ln;
-    p.b = cb >= 0 ? dim_value(tok(cb), what, "b") : 1;
-    p.m = dim_value(tok(cm), what, "m");
-    p.n = dim_value(tok(cn), what, "n");
-    p.k = dim_value(tok(ck), what, "k");
-    p.measured_tflops = positive_value(tok(ct), what, "TFLOP/s");
-    if (cd >= 0) p.device = f[static_cast<std::size_t>(cd)];
+    p.b = cb >= 0 ? dim_value(field(cb), ln, what, "b") : 1;
+    p.m = dim_value(field(cm), ln, what, "m");
+    p.n = dim_value(field(cn), ln, what, "n");
+    p.k = dim_value(field(ck), ln, what, "k");
+    p.measured_tflops = positive_value(field(ct), ln, what, "TFLOP/s");
+    if (cd >= 0) p.device = field(cd);
     add_point(out, std::move(p), what);
   }
   return out;
@@ -313,16 +280,14 @@ Hardware kernel_level(const Hardware& base) {
   return h;
 }
 
-double model_tflops(const Hardware& h, const GemmPoint& p, Precision prec) {
-  if (p.b > std::numeric_limits<int>::max()) throw InputError("a GEMM batch of " + std::to_string(p.b) + " is too large");
-  const double flop = 2.0 * static_cast<double>(p.b) * static_cast<double>(p.m) * static_cast<double>(p.n) *
-                      static_cast<double>(p.k);
-  return flop / grouped_gemm_time_s(h, static_cast<int>(p.b), p.m, p.n, p.k, prec) / 1e12;
-}
-
 double gflop(const GemmPoint& p) {
   return 2.0 * static_cast<double>(p.b) * static_cast<double>(p.m) * static_cast<double>(p.n) *
          static_cast<double>(p.k) / 1e9;
+}
+
+double model_tflops(const Hardware& h, const GemmPoint& p, Precision prec) {
+  if (p.b > std::numeric_limits<int>::max()) throw InputError("a GEMM batch of " + std::to_string(p.b) + " is too large");
+  return gflop(p) * 1e9 / grouped_gemm_time_s(h, static_cast<int>(p.b), p.m, p.n, p.k, prec) / 1e12;
 }
 
 GemmFitSummary summarise(Hardware& h, const std::vector<const GemmPoint*>& used, double ceiling, double k_half,
@@ -371,7 +336,7 @@ GemmFitSummary best_ceiling(Hardware& h, const std::vector<const GemmPoint*>& us
 }
 
 // " for device 'X'" in a message, or nothing for a table without devices.
-std::string for_device(const std::string& device) { return device.empty() ? "" : " for device '" + device + "'"; }
+std::string for_device(const std::string& device) { return device.empty() ? "" : " for device '" + shown(device) + "'"; }
 
 std::string pct(double ln) {
   std::string s(ln >= 0 ? "+" : "");
@@ -397,8 +362,8 @@ std::string first_content_line(const std::string& text) {
 bool csv_gemm_header(const std::string& first) {
   if (first.find(',') == std::string::npos) return false;
   bool m = false, n = false, k = false;
-  for (const std::string& c : split_csv(first)) {
-    const std::string l = lower(c);
+  for (const std::string& c : csv_fields(first)) {
+    const std::string l = to_lower(c);
     m = m || l == "m";
     n = n || l == "n";
     k = k || l == "k";
@@ -428,7 +393,7 @@ GemmTable parse_gemm_table(const std::string& text, const std::string& what, boo
 
 std::string gemm_table_device(const GemmTable& table, const std::string& requested) {
   std::string list;
-  for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + (d.empty() ? std::string("(none)") : d);
+  for (const auto& d : table.devices) list += (list.empty() ? "" : ", ") + (d.empty() ? std::string("(none)") : shown(d));
   if (requested.empty()) {
     if (table.devices.size() > 1)
       throw InputError("the GEMM table holds " + std::to_string(table.devices.size()) + " devices (" + list +
@@ -436,7 +401,7 @@ std::string gemm_table_device(const GemmTable& table, const std::string& request
     return table.devices.front();
   }
   if (std::find(table.devices.begin(), table.devices.end(), requested) == table.devices.end())
-    throw InputError("--device '" + requested + "' is not in the GEMM table; it holds: " + list);
+    throw InputError("--device '" + shown(requested) + "' is not in the GEMM table; it holds: " + list);
   return requested;
 }
 
@@ -444,10 +409,10 @@ std::string preset_for_gemm_device(const std::string& key) {
   static const std::map<std::string, std::string> known = {
       {"sm_80", "a100-80gb"}, {"sm_90", "h100"}, {"sm_100", "b200"}, {"sm_100_b200", "b200"},
       {"gfx942", "mi300x"},   {"gfx950", "mi355x"}};
-  const auto it = known.find(lower(key));
+  const auto it = known.find(to_lower(key));
   if (it != known.end()) return it->second;
   for (const std::string& name : hardware_preset_names())
-    if (lower(key) == name) return name;
+    if (to_lower(key) == name) return name;
   return "";
 }
 
