@@ -42,7 +42,7 @@ std::int64_t parse_positive_int(const std::string& s, const std::string& what) {
   const std::string t = trim(s);
   bool ok = !t.empty() && t.size() <= 18 && std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); });
   std::int64_t v = ok ? std::stoll(t) : 0;
-  if (!ok || v <= 0) throw InputError(what + " must be a positive integer, got '" + s + "'");
+  if (!ok || v <= 0) throw InputError(what + " must be a positive integer, got '" + shown(s) + "'");
   return v;
 }
 
@@ -56,7 +56,7 @@ double parse_positive_number(const std::string& s, const std::string& what) {
     used = 0;
   }
   if (t.empty() || used != t.size() || !std::isfinite(v) || !(v > 0))
-    throw InputError(what + " must be a positive number, got '" + s + "'");
+    throw InputError(what + " must be a positive number, got '" + shown(s) + "'");
   return v;
 }
 
@@ -213,14 +213,14 @@ Precision parse_precision(const std::string& s) {
   if (l == "fp16") return Precision::FP16;
   if (l == "fp8") return Precision::FP8;
   if (l == "fp32") return Precision::FP32;
-  throw InputError("--precision '" + s + "' is not valid (choose bf16, fp16, fp8 or fp32)");
+  throw InputError("--precision '" + shown(s) + "' is not valid (choose bf16, fp16, fp8 or fp32)");
 }
 Recompute parse_recompute(const std::string& s) {
   auto l = to_lower(s);
   if (l == "none") return Recompute::None;
   if (l == "selective") return Recompute::Selective;
   if (l == "full") return Recompute::Full;
-  throw InputError("--recompute '" + s + "' is not valid (choose none, selective or full)");
+  throw InputError("--recompute '" + shown(s) + "' is not valid (choose none, selective or full)");
 }
 
 std::string to_string(RecomputeModules r) {
