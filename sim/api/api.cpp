@@ -696,13 +696,13 @@ CalibrationResult run_calibrate_gemm(const CalibrateRequest& r, const std::strin
     throw InputError("--ranks and --nodes describe a collective benchmark; '" + r.file + "' is a GEMM table");
   const bool fp8 = r.precision == "fp8";
   const GemmTable table = parse_gemm_table(text_body, r.file, fp8);
+  const std::string device = gemm_table_device(table, r.device);
   GemmFitOptions opt;
-  opt.device = r.device;
+  opt.device = device;
   opt.fp8 = fp8;
   if (r.min_gflop > 0) opt.min_gflop = r.min_gflop;
   // The base hardware: --gpu, else the preset the device key names.
   std::string base = r.gpu;
-  const std::string device = gemm_table_device(table, r.device);
   if (base.empty()) base = preset_for_gemm_device(device);
   if (base.empty())
     throw InputError("calibrate: cannot tell which GPU ran the GEMM table" +

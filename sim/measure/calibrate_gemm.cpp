@@ -345,9 +345,6 @@ std::string pct(double ln) {
   return s;
 }
 
-}  // namespace
-
-namespace {
 // The first line that is not blank or a '#' comment.
 std::string first_content_line(const std::string& text) {
   std::istringstream in(text);

@@ -16,12 +16,6 @@
 using namespace parsim;
 
 namespace {
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 const std::string kXlaSample = R"(# proto-message: xla.GemmPerfTable
 entries {
   key: "sm_90"
@@ -116,7 +110,7 @@ TEST_CASE("GEMM fit on XLA's measured sweeps: H100 near its preset, B200's k-loo
   //     loop runs ≈ 2.2× H100's per SM while the prologue/epilogue time per tile stays (§2);
   //   - mi355x: ceiling 0.458, k_half 162, mean |ln| 0.358 → 0.168 — the model's form does not hold CDNA4's shape
   //     dependence (−23 … +51 % after the fit): what the XCD-partitioned dispatch of 256 CUs costs is not in it.
-  const std::string text = read_all(measure_test::data("hardware/xla_matmul_perf_table.csv"));
+  const std::string text = read_file_text(measure_test::data("hardware/xla_matmul_perf_table.csv"), "xla table");
   const GemmTable t = parse_gemm_table(text, "xla_matmul_perf_table.csv");
   CHECK(t.format == "csv");
   CHECK(t.points.size() == 3 * 375);
@@ -166,7 +160,7 @@ TEST_CASE("GEMM fit on XLA's measured sweeps: H100 near its preset, B200's k-loo
   CHECK(table.find("fitted") != std::string::npos);
   // fp8 (--precision fp8): tests/data/hardware/xla_matmul_perf_table_fp8.csv, B200's e4m3 sweep: the ceiling alone,
   // at the base's k_half (332) — what b200.json carries (0.6933, mean |ln| 0.090: the fp8 shapes scatter more).
-  const GemmTable t8 = parse_gemm_table(read_all(measure_test::data("hardware/xla_matmul_perf_table_fp8.csv")), "fp8.csv");
+  const GemmTable t8 = parse_gemm_table(read_file_text(measure_test::data("hardware/xla_matmul_perf_table_fp8.csv"), "xla fp8 table"), "fp8.csv");
   GemmFitOptions o8;
   o8.device = "b200";
   o8.fp8 = true;
