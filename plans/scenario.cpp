@@ -295,6 +295,14 @@ OptionTable<In> build_table() {
       "(PyTorch >= 2.1) skips a dense block's last GEMM",
       [](In& x) { x.train.reentrant_checkpoint = true; }, [](const In& x) { return x.train.reentrant_checkpoint; },
       P | S));
+  t.push_back(flag<In>(
+      "compile", "--compile",
+      "PyTorch stack (no effect on the Megatron stacks, whose fusions are Transformer Engine's and --jit-fuser's): the "
+      "model's blocks compiled with torch.compile (torchtitan --training.compile, nanoGPT's compile=True): Inductor "
+      "fuses each norm, the rotary embedding, the gated activation and a residual add into single kernels and launches "
+      "the block from its generated wrapper; without it the stack runs eager ATen ops (RMSNorm's fp32 composite, the "
+      "complex-number RoPE, the activation and product apart), each launched from Python",
+      [](In& x) { x.train.compile = true; }, [](const In& x) { return x.train.compile; }, P | S));
   // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
   t.push_back(number<In>(
       "moe_imbalance", "--moe-imbalance",

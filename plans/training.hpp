@@ -129,6 +129,9 @@ struct TrainingConfig {
                                       // 16-bit logits (llm.c fused_classifier), no fp32 logits (edges.cpp)
   bool reentrant_checkpoint = false;  // PyTorch stack: full recompute re-runs the whole forward (use_reentrant=True);
                                       // off: non-reentrant with early stop (costs/layer.cpp)
+  bool compile = false;               // PyTorch stack: the blocks compiled with torch.compile (Inductor's fused
+                                      // kernels launched from its wrapper); off: eager ATen ops (costs/layer.cpp
+                                      // pytorch_eager_work, costs/host.cpp)
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

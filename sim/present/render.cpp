@@ -195,7 +195,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     << (effective_optimizer_sync(t) == OptimizerSync::PostValidation ? " (optimizer post-validation)" : "") << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
     << (t.flash_attention ? (t.flash_v1 ? "  flash1 attention" : "") : "  unfused attention")
-    << (t.cross_entropy_fusion ? "  fused cross-entropy" : "") << (t.reentrant_checkpoint ? "  reentrant checkpoint" : "") << "\n";
+    << (t.cross_entropy_fusion ? "  fused cross-entropy" : "") << (t.reentrant_checkpoint ? "  reentrant checkpoint" : "")
+    << (t.compile && t.stack == Stack::PyTorch ? "  torch.compile" : "") << "\n";
   if (sc.model.is_moe())
     o << "  MoE: " << sc.model.experts << " experts, top-" << sc.model.experts_per_token << ", ep" << p.ep << " etp"
       << p.expert_tp() << " edp" << p.expert_dp() << " (" << sc.model.experts / p.ep << " experts per GPU), "

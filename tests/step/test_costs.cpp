@@ -268,3 +268,45 @@ TEST_CASE("a residual add fused with its norm and an activation in the GEMM epil
   in.train.activation_epilogue = true;
   CHECK(compute_step_costs(resolve_scenario(in)).layer.fwd.compute_s == g0.layer.fwd.compute_s);
 }
+
+TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels") {
+  // llama2-7b (h 4096, a = kv = 32 heads of d 128, f 11008, RMSNorm, RoPE, SwiGLU), seq 4096, mbs 1, bf16 (e = 2 B),
+  // one H100, the PyTorch stack; T = 4096 tokens per layer pass.
+  auto llama = [](Stack stack, bool compile) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 4096;
+    in.train.gbs = 1;
+    in.train.stack = stack;
+    in.train.compile = compile;
+    return resolve_scenario(in);
+  };
+  const Scenario eager = llama(Stack::PyTorch, false);
+  const StepCosts ke = compute_step_costs(eager), kc = compute_step_costs(llama(Stack::PyTorch, true));
+  const double Bps = eager.hw.gpu.hbm_bandwidth_Bps * eager.hw.gpu.compute.hbm_efficiency;
+  const double gap = eager.hw.gpu.compute.kernel_overhead_s;
+  // Eager ATen ops beyond the fused kernels (costs/layer.cpp pytorch_eager_work), per layer forward:
+  //   2 RMSNorms, (2e + 28) B more per element of T·h:  2 · 4096 · 4096 · 32 = 1,073,741,824 B, 2 · 7 kernels
+  //   RoPE on q and k, 16 B more per element of T·(a + kv)·d:  16 · 4096 · 64 · 128 = 536,870,912 B, 4 kernels
+  //   SwiGLU's activation and product apart, 2e more per element of T·f:  4 · 4096 · 11008 = 180,355,072 B, 1 kernel
+  // = 1,790,967,808 B in 19 kernels. torch.compile also fuses the attention residual add with the FFN norm: the
+  // norm's read of the sum, T·h·e = 4096 · 4096 · 2 = 33,554,432 B.
+  const double eager_bytes = 1073741824.0 + 536870912.0 + 180355072.0;
+  CHECK(eager_bytes == 1790967808.0);
+  const double diff_bytes = eager_bytes + 33554432.0;
+  CHECK(ke.layer.fwd.compute_s - kc.layer.fwd.compute_s == doctest::Approx(diff_bytes / Bps + 19 * gap).epsilon(1e-6));
+  // The backward moves twice the forward's elementwise bytes in twice the kernels.
+  CHECK(ke.layer.bwd.compute_s - kc.layer.bwd.compute_s ==
+        doctest::Approx(2 * diff_bytes / Bps + 38 * gap).epsilon(1e-6));
+  // On H100 (3,350 GB/s × 0.87) that is ≈ 0.63 ms of the layer's forward.
+  CHECK(diff_bytes / Bps == doctest::Approx(0.626e-3).epsilon(0.01));
+  // The host: a compiled block is one call of the compiled function with its kernels launched from Inductor's
+  // wrapper, cheaper than the eager block's Python ops.
+  CHECK(kc.layer.fwd.host_s < ke.layer.fwd.host_s);
+  CHECK(kc.layer.fwd.kernels < ke.layer.fwd.kernels);
+  // The Megatron stacks fuse through Transformer Engine and their own kernels: --compile changes nothing there.
+  const StepCosts m0 = compute_step_costs(llama(Stack::Megatron, false)), m1 = compute_step_costs(llama(Stack::Megatron, true));
+  CHECK(m0.layer.fwd.compute_s == m1.layer.fwd.compute_s);
+  CHECK(m0.layer.fwd.host_s == m1.layer.fwd.host_s);
+}

@@ -151,6 +151,23 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       break;
     }
     case HostStack::PyTorchEager: {
+      if (tr.compile) {
+        // torch.compile per block (--compile; torchtitan compiles each TransformerBlock, nanoGPT and fms-fsdp the
+        // model): the block's forward is one call of the compiled function (kCompiled [P6]) whose Inductor wrapper
+        // launches, from C++-backed calls without a Python op each, the linears (extern mm), the attention and the
+        // fused Triton kernels — the pre-attention norm, RoPE (1 for q and k), the residual add with the FFN norm,
+        // the activation, the last add [E: ≈ 5, the fusion groups of pytorch_eager_work] — at kCublas each. The
+        // backward is AOTAutograd's compiled backward: one call launching the linears' dgrad and wgrad GEMMs, the
+        // attention backward and ≈ 2 fused kernels per forward one.
+        const int linears = 4 + (m.gated() ? 3 : 2);
+        const double fused = 5;
+        f += {kCompiled + (linears + fused) * kCublas, linears + fused, 0};
+        L.attn_fwd = flash ? Piece{kCublas, 1, 0} : Piece{5 * kCublas, 5.0 + (drop ? 1 : 0), 0};
+        attn_b = flash ? Piece{kCublas, 3, 0} : Piece{8 * kCublas, 8, 0};
+        L.dgrad += {kCompiled + (linears + 2 * fused) * kCublas, linears + 2 * fused, 0};
+        L.wgrad += {linears * kCublas, static_cast<double>(linears), 0};
+        break;
+      }
       // Hugging Face / torchtitan Llama-style block [T1 measured, §4.3]: 7 (or 4 + gated) nn.Linear, two fused norms,
       // RoPE ≈ 5 ops on q and on k, SDPA, activation ×2, residual adds ×2, contiguous copies ≈ 2.
       const int linears = 4 + (m.gated() ? 3 : 2);

@@ -126,6 +126,52 @@ MemoryWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const Exper
   return {per_element * lw.routed_tokens_received * static_cast<double>(m.hidden), 2 * local + 1 + (cast ? 1 : 0)};
 }
 
+// The PyTorch stack's memory-bound kernels as eager ATen runs them (no --compile). layer_work counts every norm,
+// rotary embedding and activation as one fused kernel (what Transformer Engine, Megatron's fusions and torch.compile's
+// Inductor run); eager PyTorch runs the model code's ops one by one [D, counted from the code paths]:
+//   RMSNorm (torchtitan's and Hugging Face's LlamaRMSNorm, torch.nn.RMSNorm's composite F.rms_norm): x.float() (read
+//     e, write 4), pow(2) (read 4, write 4), mean (read 4), + eps and rsqrt (per-row scalars), x·rsqrt (read 4, write
+//     4), .type_as(x) (read 4, write e), · weight (read e, write e): 4e + 28 B per element in 8 kernels, against the
+//     fused 2e in 1 — 2e + 28 B and 7 kernels more per norm (the layer's norm_layers over its hidden tokens, a QK
+//     norm over its query and key heads). F.layer_norm is one native kernel: nothing more.
+//   RoPE (torchtitan / Meta's apply_rotary_emb): xq.float() (read e, write 4), the complex multiply by freqs_cis (read
+//     4, write 4), .type_as (read 4, write e): 2e + 16 B per rotated element in 3 kernels for each of q and k, against
+//     the fused 2e in 1 (Hugging Face's rotate_half form — neg, cat, two muls, add — moves more, 12e): 16 B and 4
+//     kernels more per layer.
+//   gated activation (SwiGLU / GeGLU: act(w1·x) * (w3·x)): the activation (read e, write e) and the product (read 2e,
+//     write e) apart, 5e per FFN element against the fused 3e: 2e more and 1 kernel.
+// The backward's autograd nodes follow the generic 2× of the elementwise backward. Not counted: the attention
+// output's transpose copy and repeat_kv's expansion of K and V (both remain under Inductor).
+MemoryWork pytorch_eager_work(const Scenario& sc, const LayerWork& lw, bool moe) {
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  if (tr.stack != Stack::PyTorch || tr.compile) return {};
+  const double e = activation_element_bytes(tr.precision), h = static_cast<double>(m.hidden);
+  const int t = sc.plan.tp;
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
+  const double hidden_tokens = tr.sp ? tokens / t : tokens;
+  const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
+  const double qk = tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim);
+  MemoryWork w;
+  if (m.norm == NormKind::RMSNorm) {
+    w.bytes += m.norm_layers * hidden_tokens * h * (2 * e + 28);
+    w.kernels += 7 * m.norm_layers;
+    if (m.qk_norm != QkNorm::None) {
+      w.bytes += qk * (2 * e + 28);
+      w.kernels += 2 * 7;
+    }
+  }
+  if (m.position == PositionKind::RoPE && lw.attention.v_head_dim == 0) {
+    w.bytes += 16.0 * qk * m.rotary_fraction;
+    w.kernels += 4;
+  }
+  if (m.gated() && !moe) {
+    w.bytes += 2 * e * tokens * static_cast<double>((m.ffn_hidden + t - 1) / t);
+    w.kernels += 1;
+  }
+  return w;
+}
+
 // The routed experts' GEMM of one role (fc1 or fc2, forward or a gradient) over `groups` local experts of one shape.
 // TEGroupedMLP (Megatron-Core experts.py over Transformer Engine GroupedLinear, the default): one cuBLAS GEMM per local
 // expert, issued round-robin on TE's compute streams (transformer_engine/common/util/multi_stream.cpp
@@ -480,8 +526,9 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
              memory_bound_time_s(hw, (6.0 + drop) * scores, drop > 0 ? 2 : 1);
   }
   // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward. An MoE layer
-  // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort.
-  int moe_kernels = moe ? kMoeKernelsFwd : 0;
+  // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort; the
+  // eager PyTorch stack its unfused ops (pytorch_eager_work).
+  int extra_kernels = moe ? kMoeKernelsFwd : 0;
   double elem_bytes_fwd = lw.elementwise_bytes_fwd;
   // The fused grouped MLP (--moe-fused-grouped-mlp) applies the routed experts' activation in the FC1 GEMM's
   // epilogue (and its gradient in FC2's dgrad epilogue): the activation kernel and its traffic over every received
@@ -496,25 +543,34 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   if (moe) {  // the alltoall dispatcher's chunk sort (alltoall_sort)
     const MemoryWork sort = alltoall_sort(sc, lw, split);
     elem_bytes_fwd += sort.bytes;
-    moe_kernels += sort.kernels;
+    extra_kernels += sort.kernels;
   }
   if (fused_mlp) {
     elem_bytes_fwd -= lw.routed_tokens_received * (m.gated() ? 3.0 : 2.0) * act_fc2_k * act_bytes;
-    moe_kernels -= 1;
+    extra_kernels -= 1;
   }
   if (moe && !fused_mlp && (m.expert_bias || m.has_ffn_bias())) {
     const MemoryWork eb = expert_bias_work(sc, lw, split);
     elem_bytes_fwd += eb.bytes;
-    moe_kernels += eb.kernels;
+    extra_kernels += eb.kernels;
   }
   // --fused-residual-norm: each residual add runs in one kernel with the norm that follows it (llm.c
   // fused_residual_forward5; Liger's fused add + RMSNorm; Inductor fuses the add into the norm's reduction): read the
   // residual and the branch output, write their sum and the normalised sum — the separate norm's read of the sum (h·e
   // per hidden token) is gone, once per add (two per layer, one with a parallel attention + MLP residual).
-  if (tr.fused_residual_norm) {
+  // --compile (PyTorch stack): Inductor does the same inside each compiled block — the attention residual add with
+  // the FFN norm that reads it; the block's last add feeds the next block's graph (torchtitan and fms-fsdp compile
+  // per TransformerBlock), so one add per layer, none with a parallel attention + MLP residual.
+  const int residual_fusions = tr.fused_residual_norm ? (m.parallel_attention ? 1 : 2)
+                               : (tr.stack == Stack::PyTorch && tr.compile && !m.parallel_attention) ? 1 : 0;
+  if (residual_fusions > 0) {
     const double hidden_tokens = tr.sp ? tokens_local / t : tokens_local;
-    elem_bytes_fwd -= (m.parallel_attention ? 1.0 : 2.0) * hidden_tokens * static_cast<double>(m.hidden) * act_bytes;
+    elem_bytes_fwd -= residual_fusions * hidden_tokens * static_cast<double>(m.hidden) * act_bytes;
   }
+  // The PyTorch stack without --compile: eager ATen's unfused norms, rotary embedding and gated activation.
+  const MemoryWork eager = pytorch_eager_work(sc, lw, moe);
+  elem_bytes_fwd += eager.bytes;
+  extra_kernels += eager.kernels;
   // --activation-epilogue: a plain (ungated) FFN activation computed in FC1's GEMM epilogue (cuBLASLt
   // CUBLASLT_EPILOGUE_GELU_AUX_BIAS, as llm.c's matmul_forward_cublaslt runs it; its gradient in FC2's dgrad epilogue,
   // CUBLASLT_EPILOGUE_DGELU): the GEMM writes the pre-activation for the backward beside its output, and the separate
@@ -522,8 +578,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   if (tr.activation_epilogue && !moe && !m.gated()) {
     elem_bytes_fwd -= tokens_local * static_cast<double>((m.ffn_hidden + t - 1) / t) * act_bytes;
   }
-  const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + moe_kernels);
-  const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * moe_kernels);
+  const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + extra_kernels);
+  const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * extra_kernels);
   // The clamped activation inputs (expert_clamp_work): their own forward and backward traffic, not the generic 2×.
   const ClampWork clamp = moe ? expert_clamp_work(sc, lw) : ClampWork{};
   const double clamp_only_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
