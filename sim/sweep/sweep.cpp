@@ -304,6 +304,7 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   rep.precision = to_string(base.train.precision);
   rep.space = filter_text(setup.filter);
   rep.space += (rep.space.empty() ? "" : " ") + std::string("--stack ") + stacks_text(stacks);
+  if (setup.base.train.compile) rep.space += " --compile";  // the PyTorch stack's plans are priced compiled
   rep.base_flags = sweep_base_flags(setup.base);
   rep.shards = {opt.shard_index};
   rep.shard_index = opt.shard_index;
