@@ -87,7 +87,7 @@ TEST_CASE("recompute: PyTorch's non-reentrant checkpoint stops before the block'
   // inputs of the FFN down-projection, which aten mm saves before it runs. So on the PyTorch stack a full recompute
   // adds the layer forward less the down-projection's forward GEMM: llama2-7b, dp8, mbs 1, seq 4096 → the GEMM
   // m = 4096 tokens, n = h = 4096, k = f = 11008, bf16, on the stack's kernels, at the slowest of the plan's 8 GPUs.
-  auto pt = [](Recompute rc, Precision p, bool reentrant = false) {
+  auto pt = [](Recompute rc, Precision p, bool reentrant = false, bool compile = false) {
     ScenarioInput in;
     in.model = "llama2-7b";
     in.plan = "dp8fsdp";
@@ -97,6 +97,7 @@ TEST_CASE("recompute: PyTorch's non-reentrant checkpoint stops before the block'
     in.train.precision = p;
     in.train.recompute = rc;
     in.train.reentrant_checkpoint = reentrant;
+    in.train.compile = compile;
     return resolve_scenario(in);
   };
   const Scenario sc = pt(Recompute::Full, Precision::BF16);
@@ -115,6 +116,15 @@ TEST_CASE("recompute: PyTorch's non-reentrant checkpoint stops before the block'
   const StepCosts full8 = compute_step_costs(pt(Recompute::Full, Precision::FP8));
   CHECK(full8.layer.bwd.compute_s ==
         doctest::Approx(none8.layer.bwd.compute_s + none8.layer.fwd.compute_s).epsilon(1e-12));
+  // Compiled (--compile), AOTAutograd's partitioner traces through the fp8 Function and recomputes only what the
+  // backward reads: the down-projection's fp8 GEMM (the same shape, fp8, fast accumulation) is skipped again.
+  const Scenario sc8c = pt(Recompute::Full, Precision::FP8, false, true);
+  const StepCosts none8c = compute_step_costs(pt(Recompute::None, Precision::FP8, false, true));
+  const StepCosts full8c = compute_step_costs(sc8c);
+  const double down8 = gemm_time_s(hardware_for_stack(sc8c.hw, "pytorch"), 4096, 4096, 11008, Precision::FP8, true) *
+                       slowest_gpu_factor(sc8c.hw, 8);
+  CHECK(full8c.layer.bwd.compute_s ==
+        doctest::Approx(none8c.layer.bwd.compute_s + none8c.layer.fwd.compute_s - down8).epsilon(1e-9));
   // --reentrant-checkpoint (use_reentrant=True, Hugging Face Trainer / DeepSpeed): the whole forward again.
   const StepCosts reent = compute_step_costs(pt(Recompute::Full, Precision::BF16, true));
   CHECK(reent.layer.bwd.compute_s ==

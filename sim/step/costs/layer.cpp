@@ -685,10 +685,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // tensors only after its forward has run, so fp8 layers save no GEMM; Megatron's own reentrant CheckpointFunction
   // (and DeepSpeed's) re-runs everything; MoE layers keep the whole forward (their last saved tensors sit in the
   // token combine). Not modelled: the residual add's few bytes. --reentrant-checkpoint (use_reentrant=True: Hugging
-  // Face Trainer's gradient checkpointing, DeepSpeed's) re-runs the whole forward.
+  // Face Trainer's gradient checkpointing, DeepSpeed's) re-runs the whole forward. Under --compile the checkpointed
+  // block is traced whole (Dynamo's checkpoint higher-order op) and AOTAutograd's partitioner recomputes only what
+  // the backward reads — again not the last GEMM's output — and it sees through custom autograd Functions, so an fp8
+  // block (torchao Float8Linear) skips that GEMM too.
   PassCost recompute_full = fwd;
-  if (tr.stack == Stack::PyTorch && !tr.reentrant_checkpoint && !moe && tr.precision != Precision::FP8 &&
-      last_ffn_f > 0) {
+  if (tr.stack == Stack::PyTorch && !tr.reentrant_checkpoint && !moe &&
+      (tr.precision != Precision::FP8 || tr.compile) && last_ffn_f > 0) {
     recompute_full.compute_s -= last_ffn_f;
     if (t > 1 && fwd.tp_s > 0) {
       // The down-projection's output collective: the reduce-scatter of A with SP, the all-reduce of A without.
