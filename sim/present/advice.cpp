@@ -145,6 +145,16 @@ Advice advise(const Scenario& sc, const StepReport& r) {
       notes.push_back({bubble_s, pct(r.bubble_fraction) + " of the step is pipeline bubble (" + secs(bubble_s) +
                                      " idle per stage): " + hint});
     }
+    // The PyTorch stack run eagerly: what torch.compile's fused kernels would save (the same plan simulated with
+    // --compile; costs/layer.cpp pytorch_eager_work, costs/host.cpp).
+    if (t.stack == Stack::PyTorch && !t.compile) {
+      Scenario compiled = sc;
+      compiled.train.compile = true;
+      const double saved = step - evaluate(compiled).step_time_s;
+      if (saved >= 0.03 * step)
+        notes.push_back({saved, "eager PyTorch ops: --compile (torch.compile per block, fused norms, RoPE and activation) "
+                                "would take " + pct(saved / step) + " off the step (" + secs(saved) + ")"});
+    }
   }
   std::stable_sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) { return a.cost_s > b.cost_s; });
   for (auto& n : notes) out.notes.push_back(std::move(n.text));

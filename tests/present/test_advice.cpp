@@ -117,3 +117,28 @@ TEST_CASE("compare: the best plan fits; the others' difference is split into its
   CHECK(j["best"] == plans[best].scenario.plan.to_string());
   CHECK(j["plans"][0]["step_time_s"].get<double>() == plans[0].report.step_time_s);
 }
+
+TEST_CASE("advice for eager PyTorch: what --compile would save, as the compiled plan simulates") {
+  // llama2-7b FSDP on 8 H100, PyTorch stack, eager: the same plan with --compile (fused norms, RoPE and SwiGLU;
+  // costs/layer.cpp pytorch_eager_work) is shorter by more than 3 % of the step, and the note states that share.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "dp8fsdp";
+  in.train.seq = 4096;
+  in.train.gbs = 16;
+  const Scenario eager = resolve_scenario(in);
+  REQUIRE(eager.train.stack == Stack::PyTorch);
+  const StepReport r = evaluate(eager);
+  in.train.compile = true;
+  const double compiled = evaluate(resolve_scenario(in)).step_time_s;
+  const double share = (r.step_time_s - compiled) / r.step_time_s;
+  REQUIRE(share >= 0.03);
+  const Advice a = advise(eager, r);
+  CHECK(has_note(a, "--compile"));
+  CHECK(has_note(a, "would take " + fmt_fixed(100 * share, share < 0.1 ? 1 : 0) + " % off the step"));
+  // Compiled already, or on the Megatron stack: no such note.
+  const Scenario sc = resolve_scenario(in);
+  CHECK_FALSE(has_note(advise(sc, evaluate(sc)), "--compile"));
+  const Compared m = run("llama7b", "tp8pp2dp4");
+  CHECK_FALSE(has_note(advise(m.scenario, m.report), "--compile"));
+}
