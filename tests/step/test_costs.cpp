@@ -301,16 +301,18 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
   //   RoPE on q and k, 16 B more per element of T·(a + kv)·d:  16 · 4096 · 64 · 128 = 536,870,912 B, 4 kernels
   //   SwiGLU's activation and product apart, 2e more per element of T·f:  4 · 4096 · 11008 = 180,355,072 B, 1 kernel
   // = 1,790,967,808 B in 19 kernels. torch.compile also fuses the attention residual add with the FFN norm: the
-  // norm's read of the sum, T·h·e = 4096 · 4096 · 2 = 33,554,432 B.
+  // norm's read of the sum, T·h·e = 4096 · 4096 · 2 = 33,554,432 B. The plan is DDP, which trains under autocast
+  // (ddp_autocast_work): eager, each of the 2 norms also writes fp32 and the next linear casts it (8 B more per
+  // element, 1 kernel), which Inductor writes in 16 bits directly: 2 · 8 · 4096 · 4096 = 268,435,456 B, 2 kernels.
   const double eager_bytes = 1073741824.0 + 536870912.0 + 180355072.0;
   CHECK(eager_bytes == 1790967808.0);
-  const double diff_bytes = eager_bytes + 33554432.0;
-  CHECK(ke.layer.fwd.compute_s - kc.layer.fwd.compute_s == doctest::Approx(diff_bytes / Bps + 19 * gap).epsilon(1e-6));
+  const double diff_bytes = eager_bytes + 33554432.0 + 268435456.0;
+  CHECK(ke.layer.fwd.compute_s - kc.layer.fwd.compute_s == doctest::Approx(diff_bytes / Bps + 21 * gap).epsilon(1e-6));
   // The backward moves twice the forward's elementwise bytes in twice the kernels.
   CHECK(ke.layer.bwd.compute_s - kc.layer.bwd.compute_s ==
-        doctest::Approx(2 * diff_bytes / Bps + 38 * gap).epsilon(1e-6));
-  // On H100 (3,350 GB/s × 0.87) that is ≈ 0.63 ms of the layer's forward.
-  CHECK(diff_bytes / Bps == doctest::Approx(0.626e-3).epsilon(0.01));
+        doctest::Approx(2 * diff_bytes / Bps + 42 * gap).epsilon(1e-6));
+  // On H100 (3,350 GB/s × 0.87) that is ≈ 0.72 ms of the layer's forward.
+  CHECK(diff_bytes / Bps == doctest::Approx(0.718e-3).epsilon(0.01));
   // The host: a compiled block is one call of the compiled function with its kernels launched from Inductor's
   // wrapper, cheaper than the eager block's Python ops.
   CHECK(kc.layer.fwd.host_s < ke.layer.fwd.host_s);
@@ -319,4 +321,54 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
   const StepCosts m0 = compute_step_costs(llama(Stack::Megatron, false)), m1 = compute_step_costs(llama(Stack::Megatron, true));
   CHECK(m0.layer.fwd.compute_s == m1.layer.fwd.compute_s);
   CHECK(m0.layer.fwd.host_s == m1.layer.fwd.host_s);
+}
+
+TEST_CASE("PyTorch DDP: autocast over fp32 parameters — the fp32 residual stream and the weights' 16-bit copies") {
+  // llama2-7b, dp8 on H100, PyTorch stack, bf16 (e = 2), seq 4096, mbs 1, compiled (no eager ops), T = 4096 tokens.
+  // DDP (zero0: fp32 parameters under autocast, plans/sharding.cpp torch_ddp_bytes) against DeepSpeed ZeRO-1
+  // (zero1: 16-bit parameters): the layers differ only by costs/layer.cpp ddp_autocast_work.
+  auto pt = [](const std::string& plan) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = plan;
+    in.train.seq = 4096;
+    in.train.gbs = 8;
+    in.train.stack = Stack::PyTorch;
+    in.train.compile = true;
+    return resolve_scenario(in);
+  };
+  const Scenario ddp = pt("dp8");
+  const StepCosts kd = compute_step_costs(ddp), kz = compute_step_costs(pt("dp8zero1"));
+  const Hardware hw = hardware_for_stack(ddp.hw, "pytorch");
+  const double Bps = hw.gpu.hbm_bandwidth_Bps * hw.gpu.compute.hbm_efficiency, gap = hw.gpu.compute.kernel_overhead_s;
+  const double slow = slowest_gpu_factor(ddp.hw, 8);
+  // Stream, per hidden element: 2 adds × (8 + e − 3e) + 2 norms × (4 − e) (compiled: no fp32 norm output or cast)
+  // = 8 + 4 = 12 B; × T·h = 4096 · 4096 → 201,326,592 B.
+  const double stream = 12.0 * 4096 * 4096;
+  CHECK(stream == 201326592.0);
+  // Weights, Σ k·n of the linears: QKV 4096·12288 + O 4096·4096 + gate/up 4096·22016 + down 11008·4096 = 202,375,168;
+  // forward copies (4 + e) = 6 B each in 4 kernels; backward, gbs 8 over dp 8 is m = 1 micro-batch, so the gradient's
+  // cast back to fp32 alone, (4 + e) + 12·(m − 1)/m = 6 B, in 8 kernels.
+  const double kn = 4096.0 * 12288 + 4096.0 * 4096 + 4096.0 * 22016 + 11008.0 * 4096;
+  CHECK(kn == 202375168.0);
+  CHECK(kd.layer.fwd.compute_s - kz.layer.fwd.compute_s ==
+        doctest::Approx(slow * ((stream + 6 * kn) / Bps + 4 * gap)).epsilon(1e-6));
+  // Backward: the stream's 2× and the weight gradients' casts and accumulation (in the weight-gradient half too).
+  CHECK(kd.layer.bwd.compute_s - kz.layer.bwd.compute_s ==
+        doctest::Approx(slow * ((2 * stream + 6 * kn) / Bps + 8 * gap)).epsilon(1e-6));
+  CHECK(kd.layer.bwd_weight.compute_s - kz.layer.bwd_weight.compute_s ==
+        doctest::Approx(slow * (6 * kn / Bps + 8 * gap)).epsilon(1e-6));
+  // With gbs 64 (m = 8 micro-batches) the backward adds 12·7/8 = 10.5 B per weight element: 16.5 B in all.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "dp8";
+  in.train.seq = 4096;
+  in.train.gbs = 64;
+  in.train.stack = Stack::PyTorch;
+  in.train.compile = true;
+  const StepCosts kd8 = compute_step_costs(resolve_scenario(in));
+  in.plan = "dp8zero1";
+  const StepCosts kz8 = compute_step_costs(resolve_scenario(in));
+  CHECK(kd8.layer.bwd_weight.compute_s - kz8.layer.bwd_weight.compute_s ==
+        doctest::Approx(slow * (16.5 * kn / Bps + 8 * gap)).epsilon(1e-6));
 }

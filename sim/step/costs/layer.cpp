@@ -172,6 +172,48 @@ MemoryWork pytorch_eager_work(const Scenario& sc, const LayerWork& lw, bool moe)
   return w;
 }
 
+// PyTorch DDP trains fp32 parameters under torch.autocast (plans/sharding.cpp torch_ddp_bytes: 4 + 8 + 8 B per
+// parameter; nanoGPT, Hugging Face Trainer with bf16/fp16=True on an fp32 model): the linears run in 16 bits but the
+// residual stream stays fp32 — the embeddings are fp32 and a 16-bit branch output added to it is promoted — and
+// autocast runs the norms in fp32 (layer_norm is on its fp32 list; an RMSNorm composite upcasts anyway). Beyond
+// layer_work's 16-bit estimate, per element of the hidden stream [D, from the autocast op lists and promotion rules]:
+//   each residual add reads the fp32 stream (4) and the branch (e) and writes fp32 (4): 8 + e instead of 3e;
+//   each norm reads the fp32 stream: 4 instead of e; eager, it also writes fp32 (4 instead of e) and the next linear's
+//     autocast casts that to 16 bits (read 4, write e) — Inductor (--compile) writes the 16-bit copy directly;
+// and per weight element of the layer's linears, autocast's 16-bit copy each forward (read 4, write e, one kernel per
+// weight) and, backward, the copy's gradient cast back to fp32 (read e, write 4) and, on every micro-batch but the
+// first (AccumulateGrad keeps the first gradient as .grad), added into the fp32 .grad (read 4 + 4, write 4): on
+// average 4 + e + 12·(m − 1)/m over the step's m micro-batches, in two kernels per weight. Stacks that hold 16-bit parameters (FSDP's param_dtype,
+// ZeRO, Megatron) have none of this.
+struct AutocastWork {
+  double stream_bytes = 0;  // forward elementwise bytes more (its backward follows the generic 2×)
+  int stream_kernels = 0;
+  double weight_fwd_bytes = 0, weight_bwd_bytes = 0;
+  int weights = 0;
+};
+AutocastWork ddp_autocast_work(const Scenario& sc, const LayerWork& lw) {
+  const TrainingConfig& tr = sc.train;
+  if (tr.stack != Stack::PyTorch || sc.plan.sharding != Sharding::None || (tr.precision != Precision::BF16 && tr.precision != Precision::FP16)) return {};
+  const ModelSpec& m = sc.model;
+  const double e = activation_element_bytes(tr.precision);
+  const int t = sc.plan.tp;
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
+  const double hidden = (tr.sp ? tokens / t : tokens) * static_cast<double>(m.hidden);
+  const double adds = m.parallel_attention ? 1.0 : 2.0;
+  AutocastWork w;
+  w.stream_bytes = hidden * (adds * (8 - 2 * e) + m.norm_layers * ((4 - e) + (tr.compile ? 0.0 : 8.0)));
+  w.stream_kernels = tr.compile ? 0 : m.norm_layers;
+  double kn = 0;
+  for (const GemmShape& g : lw.gemms) {
+    kn += static_cast<double>(g.k) * static_cast<double>(g.n);
+    ++w.weights;
+  }
+  w.weight_fwd_bytes = kn * (4 + e);
+  const double m_b = static_cast<double>(std::max<std::int64_t>(1, tr.micro_batches(sc.plan)));
+  w.weight_bwd_bytes = kn * (4 + e + 12 * (m_b - 1) / m_b);
+  return w;
+}
+
 // The routed experts' GEMM of one role (fc1 or fc2, forward or a gradient) over `groups` local experts of one shape.
 // TEGroupedMLP (Megatron-Core experts.py over Transformer Engine GroupedLinear, the default): one cuBLAS GEMM per local
 // expert, issued round-robin on TE's compute streams (transformer_engine/common/util/multi_stream.cpp
@@ -571,6 +613,11 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const MemoryWork eager = pytorch_eager_work(sc, lw, moe);
   elem_bytes_fwd += eager.bytes;
   extra_kernels += eager.kernels;
+  // PyTorch DDP: autocast over fp32 parameters (ddp_autocast_work) — the fp32 residual stream and norms here, the
+  // weights' 16-bit copies and their gradients' fp32 accumulation below.
+  const AutocastWork amp = ddp_autocast_work(sc, lw);
+  elem_bytes_fwd += amp.stream_bytes;
+  extra_kernels += amp.stream_kernels;
   // --activation-epilogue: a plain (ungated) FFN activation computed in FC1's GEMM epilogue (cuBLASLt
   // CUBLASLT_EPILOGUE_GELU_AUX_BIAS, as llm.c's matmul_forward_cublaslt runs it; its gradient in FC2's dgrad epilogue,
   // CUBLASLT_EPILOGUE_DGELU): the GEMM writes the pre-activation for the backward beside its output, and the separate
@@ -589,6 +636,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const double pad_s = pad.kernels > 0 ? memory_bound_time_s(hw, pad.bytes, pad.kernels) : 0.0;
   // Both: the routed tokens' extra memory-bound passes around the expert GEMMs.
   const double routed_extra_f = clamp_only_f + pad_s, routed_extra_b = clamp_only_b + pad_s;
+  const double amp_w_f = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_fwd_bytes, amp.weights) : 0.0;
+  const double amp_w_b = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_bwd_bytes, 2 * amp.weights) : 0.0;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
   // W[k×n], backward the output gradient dY[m×n] — reading 16 bit and writing 8 bit, and the backward GEMMs need
   // transposed fp8 copies of X, W and dY (read and write 1 byte each). This memory-bound work is why fp8's end-to-end
@@ -650,7 +699,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCosts out;
   PassCost& fwd = out.fwd;
-  fwd.compute_s = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + overhead;
+  fwd.compute_s = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + amp_w_f + overhead;
   // TE userbuffer overlap hides TP communication behind the GEMMs of the TP-split linears: all of them in a dense
   // layer, the attention and shared-expert GEMMs in an MoE layer (the routed experts carry no TP communication).
   add_tp_comm(c, fwd, tp_f, moe ? dense.f + shared.f : gemm_f);
@@ -659,8 +708,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     fwd.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_f - attn_f / cp);
   }
   // The compute a token exchange can hide behind with --moe-a2a-overlap: one layer's pass in the other direction.
-  const double fwd_compute = gemm_f + attn_f + elem_f + routed_extra_f + cast_f;
-  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b;
+  const double fwd_compute = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + amp_w_f;
+  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + amp_w_b;
   add_ep_comm(c, fwd, ep.fwd_s, ep.a2a_fwd_s, shared.f, bwd_compute);
   auto add_cp_bwd = [&](PassCost& p) {
     if (cp <= 1) return;
@@ -708,7 +757,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   };
 
   PassCost& bwd = out.bwd;
-  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + overhead;
+  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + amp_w_b + overhead;
   add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
               TpPass::Backward);
   if (tp_regather > 0) {
@@ -730,7 +779,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
   add_recompute(bi);
   PassCost& bw = out.bwd_weight;
-  bw.compute_s = gemm_wgrad + cast_b_weight + overhead;
+  bw.compute_s = gemm_wgrad + cast_b_weight + amp_w_b + overhead;
   if (tp_regather > 0) {
     bw.tp_s += tp_regather;
     bw.tp_exposed_s += std::max(0.0, tp_regather - gemm_wgrad);
