@@ -182,9 +182,11 @@ TEST_CASE("MoE host: every layer kind carries its issue cost; an MoE layer issue
   //   MoE forward  = norm 8 + router linear 13.5 + 12 ops · 8                           = 117.5 µs
   //                + preprocess 8 · 8 + permute/a2a/sort 4 · 8 + combine 3 · 8           = 120 µs   (+ 3 collectives)
   //                + 2 GroupedLinear 2 · 36 + 2 GEMMs · 1 expert · kCublas 4 + 2 ops · 8 = 96 µs
-  //                + MoE-layer Python 50 + the token counts' sync 20                     = 70 µs    → 403.5 µs
+  //                + MoE-layer Python 50 + the token counts' sync 20                     = 70 µs
+  //                + GroupedLinear's Python per expert and GEMM: 2 GEMMs · 1 expert · 2 (bf16) · kParamPython 3
+  //                                                                                       = 12 µs    → 415.5 µs
   //   dense MLP    = LayerNormLinear 40 + Linear 36                                      = 76 µs
-  //   difference   = (403.5 − 76) µs · factor + 3 collectives · 15 µs (kColl) · factor  = 372.5 µs · factor.
+  //   difference   = (415.5 − 76) µs · factor + 3 collectives · 15 µs (kColl) · factor  = 384.5 µs · factor.
   const Scenario moe = mixtral("tp1pp1dp16ep8");
   ScenarioInput din;
   din.model = kModels + "mistral-7b-v0.1.config.json";
@@ -196,7 +198,16 @@ TEST_CASE("MoE host: every layer kind carries its issue cost; an MoE layer issue
   const StepCosts km = compute_step_costs(moe), kd = compute_step_costs(dense);
   REQUIRE(km.host.factor == doctest::Approx(kd.host.factor));
   const double diff = km.layer[PassKind::Forward].host_s - kd.layer[PassKind::Forward].host_s;
-  CHECK(diff == doctest::Approx(372.5e-6 * km.host.factor));
+  CHECK(diff == doctest::Approx(384.5e-6 * km.host.factor));
+  // With ep2 each rank holds 4 of the 8 experts: per extra local expert and GEMM (2 GEMMs, bf16) the forward issues
+  // one more cuBLAS GEMM (kCublas 4 µs) and GroupedLinear's Python for it (2 · kParamPython = 6 µs), the weight
+  // gradient one more wgrad GEMM (4 µs) and the placeholder gradient's torch.empty with its Python (kOp 8 + 3 µs):
+  // forward 3 · 2 · 10 = 60 µs · factor more, weight gradient 3 · 2 · 15 = 90 µs · factor more.
+  const StepCosts k4 = compute_step_costs(mixtral("tp1pp1dp16ep2"));
+  CHECK(k4.layer[PassKind::Forward].host_s - km.layer[PassKind::Forward].host_s ==
+        doctest::Approx(60e-6 * km.host.factor));
+  CHECK(k4.layer[PassKind::BackwardWeight].host_s - km.layer[PassKind::BackwardWeight].host_s ==
+        doctest::Approx(90e-6 * km.host.factor));
   // The dense layer never waits on a sync; the MoE layer's forward waits once per layer: the sync round trip and the
   // relaunch (20 + 8 µs at the reference host) plus what the host needs beyond the GPU's time for the forward.
   CHECK(kd.layer[PassKind::Forward].host_wait_s == 0.0);

@@ -252,9 +252,14 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // −12.7 → −9.1 %): E0014 −32.2 → −28.5 %, E0019 −32.0 → −26.9 %, E0015 −20.1 → −17.0 %, E0008 −20.9 → −17.2 %,
   // E0002 −10.8 → −5.8 %, E0004 −9.6 → −2.5 %, E0020 −19.5 → −16.0 %; H100 and MI325X rows move by the refit
   // sustained_megatron only (0.815 → 0.820). The same 2 GPT-OSS rows on GB200 stay beyond 25 %.
-  // Bounds: the mean reached (12.8 %) and the worst row (28.5 %) with a margin of ≈ 1.2 and 1.5 points; at most the
-  // 2 rows beyond issue 10's 25 % that remain.
-  constexpr double kMoeMeanBound = 0.14;
+  // moehost (session 11): TE GroupedLinear's Python per local expert and GEMM on the TEGroupedMLP path (costs/host.cpp
+  // moe_inventory: the forward's split/cast/save and fp8 quantizer handling, the backward's placeholder gradient per
+  // expert weight) — the host-bound rows with 8–32 small local experts slow: E0008 −17.2 → −6.9 %, E0010 −23.0 →
+  // −14.5 %, E0023 −24.2 → −15.7 %, E0012 −15.8 → −1.2 %; E0011 (4 local experts, Grace hosts) +11.4 → +16.7 %;
+  // GPU-bound rows (E0009, GPT-OSS) and the fused-path rows unchanged: 12.8 → 11.3 %, issue 10's 12 % reached.
+  // Bounds: issue 10's mean (12 %; 11.3 % reached) and the worst row (28.5 %) with a margin of 1.5 points; at most the
+  // 2 rows beyond issue 10's 25 % that remain (GPT-OSS 120B on GB200).
+  constexpr double kMoeMeanBound = 0.12;
   constexpr double kMoeRowBound = 0.30;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);

@@ -434,11 +434,20 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   if (!fused && fp8) f += {6 * kOp, 3, 0};
   f += {kLayerGlue, 0, 0};
   f.us += kSync;  // the device→host copy of the token counts and its synchronize (host side)
+  // TE GroupedLinear's own Python per local expert and GEMM (transformer_engine/pytorch/module/grouped_linear.py
+  // _GroupedLinear, under Megatron-Core's TEGroupedMLP) [D, counted from the code path; unit costs of this file]:
+  // forward, the expert's input split view and dtype cast, prepare_for_saving of its tensors and, under fp8, its
+  // quantizers' set_usage and get_weight_workspace — 2 (bf16) or 3 (fp8) × kParamPython; backward, Megatron-Core's
+  // DDP handling (handle_custom_ddp_from_mcore) allocates a placeholder gradient per expert weight (torch.empty: an
+  // ATen call, kOp, no kernel) with its Python (kParamPython). The fused grouped MLP is one grouped op per GEMM.
+  const double expert_py_fwd = fused ? 0.0 : 2 * local * (fp8 ? 3 : 2) * kParamPython;
+  const double expert_py_bwd = fused ? 0.0 : 2 * local * (kOp + kParamPython);
+  f.us += expert_py_fwd;
   I.fwd = f;
   // Backward: every forward op's node, the a2a/ETP collectives mirrored, the grouped dgrad GEMMs per expert.
-  I.dgrad = {kBwdRatio * (f.us - kSync - 2 * per_gemm_groups * kCublas) + 2 * per_gemm_groups * kCublas,
+  I.dgrad = {kBwdRatio * (f.us - kSync - expert_py_fwd - 2 * per_gemm_groups * kCublas) + 2 * per_gemm_groups * kCublas,
              2 * (f.kernels - 2 * per_gemm_groups) + 2 * per_gemm_groups, f.colls - (flex || ep * etp <= 1 ? 0 : 1)};
-  I.wgrad = {kBwdRatio * linear + 2 * per_gemm_groups * kCublas, 2 * per_gemm_groups, 0};
+  I.wgrad = {kBwdRatio * linear + 2 * per_gemm_groups * kCublas + expert_py_bwd, 2 * per_gemm_groups, 0};
   return I;
 }
 
