@@ -145,6 +145,9 @@ TEST_CASE("--scenario FILE gives exactly what the equivalent flags give (example
   const std::pair<const char*, const char*> cases[] = {
       {"llama3-70b-interleaved.json", "--model llama3-70b --plan tp8pp4dp16vpp5 --gpu h100 --seq 8192 --gbs 512 --sp"},
       {"llama2-7b-fsdp.json", "--model llama2-7b --plan dp64fsdp --mbs 2 --recompute selective"},
+      {"llama3-8b-torchtitan-compile.json",
+       "--model llama3-8b --plan dp8fsdp --gpu h200 --seq 8192 --gbs 16 --mbs 2 --recompute selective --precision fp8 "
+       "--compile"},
       {"llama3-8b-nemo-fp8.json",
        "--model llama3-8b --plan tp2pp1dp4cp2zero1 --gpu h100 --seq 8192 --gbs 128 --precision fp8 --sp --stack megatron "
        "--bucket-mb 40 --no-overlap-param-gather --schedule 1f1b --attention flash"},
