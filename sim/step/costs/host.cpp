@@ -439,9 +439,11 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   // forward, the expert's input split view and dtype cast, prepare_for_saving of its tensors and, under fp8, its
   // quantizers' set_usage and get_weight_workspace — 2 (bf16) or 3 (fp8) × kParamPython; backward, Megatron-Core's
   // DDP handling (handle_custom_ddp_from_mcore) allocates a placeholder gradient per expert weight (torch.empty: an
-  // ATen call, kOp, no kernel) with its Python (kParamPython). The fused grouped MLP is one grouped op per GEMM.
-  const double expert_py_fwd = fused ? 0.0 : 2 * local * (fp8 ? 3 : 2) * kParamPython;
-  const double expert_py_bwd = fused ? 0.0 : 2 * local * (kOp + kParamPython);
+  // ATen call, kOp, no kernel) with its Python (kParamPython). The fused grouped MLP is one grouped op per GEMM;
+  // other stacks' expert MLPs are not TE's GroupedLinear.
+  const bool grouped_linear = st == HostStack::MegatronCoreTE && !fused;
+  const double expert_py_fwd = grouped_linear ? 2 * local * (fp8 ? 3 : 2) * kParamPython : 0.0;
+  const double expert_py_bwd = grouped_linear ? 2 * local * (kOp + kParamPython) : 0.0;
   f.us += expert_py_fwd;
   I.fwd = f;
   // Backward: every forward op's node, the a2a/ETP collectives mirrored, the grouped dgrad GEMMs per expert.
