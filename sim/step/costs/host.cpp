@@ -199,10 +199,12 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
     L.wgrad += {hooks * kHook, hooks, 0};
   }
   // fp8 (TE): per GEMM operand an amax/scale/cast, transposes for the backward [E: §4.1, +12 fwd, +25 bwd].
+  // A compiled PyTorch block (--compile) runs them as kernels of its Inductor graph, launched from the wrapper.
   if (fp8) {
-    f += {12 * kOp, 12, 0};
-    L.dgrad += {13 * kOp, 13, 0};
-    L.wgrad += {12 * kOp, 12, 0};
+    const double op = st == HostStack::PyTorchEager && tr.compile ? kCublas : kOp;
+    f += {12 * op, 12, 0};
+    L.dgrad += {13 * op, 13, 0};
+    L.wgrad += {12 * op, 12, 0};
   }
   // Deterministic mode (torch.use_deterministic_algorithms(True)): one NaN-fill kernel per empty / empty_like /
   // empty_strided allocation [P13] — the explicit allocations, not the structured ATen outputs. Counted per layer from
