@@ -76,6 +76,9 @@ Scenario resolve_scenario(const ScenarioInput& in) {
   sc.hw = resolve_hardware(in.gpu, in.gpus_per_node);
   sc.plan = parse_plan(in.plan);
   sc.train = resolve_training(sc.plan, sc.model, in.train);
+  if (sc.train.attention_cudnn && (sc.hw.gpu.arch == GpuArch::CDNA3 || sc.hw.gpu.arch == GpuArch::CDNA4))
+    throw InputError("--attention cudnn needs an NVIDIA GPU (cuDNN's fused attention), got " + sc.hw.gpu.name +
+                     "; use --attention flash (the stack's fused kernel)");
   apply_framework_collectives(sc.hw, sc.train);
   validate_plan(sc.plan, sc.model, sc.hw, sc.train);
   return sc;
@@ -257,16 +260,20 @@ OptionTable<In> build_table() {
       [](const In& x) { return !x.train.tp_comm_overlap_auto && !x.train.tp_comm_overlap; }, P | S));
   t.push_back(choice<In>(
       "attention", "--attention",
-      "fused flash-attention kernel (FlashAttention-2 class), FlashAttention-1 (flash1: PyTorch 2.0-2.1 "
-      "scaled_dot_product_attention, half FlashAttention-2's speed), or the pre-2022 QKᵀ/softmax/AV kernels that keep "
-      "the s² scores in memory",
-      {"flash", "flash1", "unfused"}, "flash (megatron-legacy: unfused)",
+      "the stack's fused flash-attention kernel (Megatron: Transformer Engine's cuDNN FusedAttention; PyTorch: "
+      "scaled_dot_product_attention's FlashAttention-2 backend), FlashAttention-1 (flash1: PyTorch 2.0-2.1 "
+      "scaled_dot_product_attention, half FlashAttention-2's speed), cuDNN's fused attention on any stack (cudnn: "
+      "PyTorch SDPA's cuDNN backend, its default on Hopper and Blackwell from PyTorch 2.9 with cuDNN > 9.15, opt-in "
+      "before; NVIDIA GPUs), or the pre-2022 QKᵀ/softmax/AV kernels that keep the s² scores in memory",
+      {"flash", "flash1", "cudnn", "unfused"}, "flash (megatron-legacy: unfused)",
       [](In& x, const std::string& v) {
         x.train.attention_auto = false, x.train.flash_attention = v != "unfused", x.train.flash_v1 = v == "flash1";
+        x.train.attention_cudnn = v == "cudnn";
       },
       [](const In& x) -> std::optional<std::string> {
         if (x.train.attention_auto) return std::nullopt;
-        return x.train.flash_attention ? (x.train.flash_v1 ? "flash1" : "flash") : "unfused";
+        if (!x.train.flash_attention) return "unfused";
+        return x.train.flash_v1 ? "flash1" : x.train.attention_cudnn ? "cudnn" : "flash";
       },
       P | S));
   t.push_back(flag<In>(

@@ -122,6 +122,8 @@ struct TrainingConfig {
   bool flash_attention = true;        // fused flash kernel; false = unfused QKᵀ/softmax/AV with s² tensors in HBM
   bool flash_v1 = false;              // with flash_attention: FlashAttention-1 kernels (PyTorch 2.0–2.1 SDPA), half
                                       // FlashAttention-2's speed (sim/step/costs/layer.cpp kFlash2OverFlash1)
+  bool attention_cudnn = false;       // with flash_attention: cuDNN's fused attention (TE FusedAttention, PyTorch SDPA's
+                                      // cuDNN backend) — on the PyTorch stack the preset's megatron-profile curves
   bool fused_residual_norm = false;   // each residual add in one kernel with the norm after it (llm.c, Liger,
                                       // torch.compile): the norm's read of the sum is gone (layer.cpp)
   bool activation_epilogue = false;   // a plain FFN activation in FC1's cuBLASLt epilogue (llm.c): no separate read

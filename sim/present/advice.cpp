@@ -155,6 +155,19 @@ Advice advise(const Scenario& sc, const StepReport& r) {
         notes.push_back({saved, "eager PyTorch ops: --compile (torch.compile per block, fused norms, RoPE and activation) "
                                 "would take " + pct(saved / step) + " off the step (" + secs(saved) + ")"});
     }
+    // scaled_dot_product_attention on Hopper/Blackwell: its cuDNN backend is the default from PyTorch 2.9 with
+    // cuDNN > 9.15 (bundled from 2.11; pytorch/pytorch#162073), FlashAttention-2 before: say what it changes.
+    const GpuArch arch = sc.hw.gpu.arch;
+    if (t.stack == Stack::PyTorch && t.flash_attention && !t.flash_v1 && !t.attention_cudnn &&
+        (arch == GpuArch::Hopper || arch == GpuArch::Blackwell)) {
+      Scenario cudnn = sc;
+      cudnn.train.attention_cudnn = true;
+      const double saved = step - evaluate(cudnn).step_time_s;
+      if (saved >= 0.03 * step)
+        notes.push_back({saved, "attention priced as scaled_dot_product_attention's FlashAttention-2 backend; on PyTorch "
+                                "≥ 2.11 (cuDNN > 9.15) it runs cuDNN's fused attention on this GPU: --attention cudnn "
+                                "takes " + pct(saved / step) + " off the step (" + secs(saved) + ")"});
+    }
   }
   std::stable_sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) { return a.cost_s > b.cost_s; });
   for (auto& n : notes) out.notes.push_back(std::move(n.text));

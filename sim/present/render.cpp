@@ -194,7 +194,8 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     << to_string(t.precision) << "  schedule " << to_string(t.schedule)
     << (effective_optimizer_sync(t) == OptimizerSync::PostValidation ? " (optimizer post-validation)" : "") << "\n";
   o << "  stack " << to_string(t.stack) << (t.tp_comm_overlap ? "  tp-comm-overlap" : "")
-    << (t.flash_attention ? (t.flash_v1 ? "  flash1 attention" : "") : "  unfused attention")
+    << (t.flash_attention ? (t.flash_v1 ? "  flash1 attention" : t.attention_cudnn ? "  cudnn attention" : "")
+                          : "  unfused attention")
     << (t.cross_entropy_fusion ? "  fused cross-entropy" : "") << (t.reentrant_checkpoint ? "  reentrant checkpoint" : "")
     << (t.compile && t.stack == Stack::PyTorch ? "  torch.compile" : "") << "\n";
   if (sc.model.is_moe())

@@ -327,3 +327,16 @@ TEST_CASE("--compile: the PyTorch stack's compiled blocks are faster than its ea
   Run m1 = run_parsim("--model llama2-7b --plan tp8dp1 --seq 4096 --gbs 8 --format json --compile");
   CHECK(json::parse(m0.out)["step_time_s"] == json::parse(m1.out)["step_time_s"]);
 }
+
+TEST_CASE("--attention cudnn: NVIDIA only, said in the settings and the table") {
+  Run r = run_parsim("--model llama2-7b --plan dp8fsdp --seq 4096 --gbs 16 --attention cudnn --format json");
+  REQUIRE(r.status == 0);
+  CHECK(json::parse(r.out)["settings"]["attention"] == "cudnn");
+  CHECK(run_parsim("--model llama2-7b --plan dp8fsdp --seq 4096 --gbs 16 --attention cudnn").out.find("cudnn attention") !=
+        std::string::npos);
+  // cuDNN does not exist on AMD Instinct: one line naming the GPU and what to use instead, exit 2, nothing on stdout.
+  Run bad = run_parsim("--model llama2-7b --plan dp8fsdp --gpu mi300x --attention cudnn");
+  CHECK(bad.clean_error());
+  CHECK(bad.err.rfind("parsim: error: --attention cudnn needs an NVIDIA GPU", 0) == 0);
+  CHECK(bad.err.find("MI300X") != std::string::npos);
+}

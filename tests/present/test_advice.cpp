@@ -142,3 +142,28 @@ TEST_CASE("advice for eager PyTorch: what --compile would save, as the compiled 
   const Compared m = run("llama7b", "tp8pp2dp4");
   CHECK_FALSE(has_note(advise(m.scenario, m.report), "--compile"));
 }
+
+TEST_CASE("advice on Hopper/Blackwell PyTorch: what SDPA's cuDNN backend (--attention cudnn) would change") {
+  // llama3-8b FSDP on 8 B200, PyTorch stack, compiled: attention is priced on FlashAttention-2's curves (which cannot
+  // use Blackwell's tcgen05 tensor cores); the same plan with --attention cudnn is shorter by ≥ 3 %, and the note
+  // states that share. The Megatron stack already runs cuDNN: no such note.
+  ScenarioInput in;
+  in.model = "llama3-8b";
+  in.plan = "dp8fsdp";
+  in.gpu = "b200";
+  in.train.seq = 8192;
+  in.train.gbs = 16;
+  in.train.mbs = 2;
+  in.train.compile = true;
+  const Scenario fa2 = resolve_scenario(in);
+  const StepReport r = evaluate(fa2);
+  Scenario cud = fa2;
+  cud.train.attention_cudnn = true;
+  const double share = (r.step_time_s - evaluate(cud).step_time_s) / r.step_time_s;
+  REQUIRE(share >= 0.03);
+  const Advice a = advise(fa2, r);
+  CHECK(has_note(a, "--attention cudnn takes " + fmt_fixed(100 * share, share < 0.1 ? 1 : 0) + " % off the step"));
+  CHECK_FALSE(has_note(advise(cud, evaluate(cud)), "--attention cudnn"));
+  const Compared m = run("llama7b", "tp8pp2dp4");
+  CHECK_FALSE(has_note(advise(m.scenario, m.report), "--attention cudnn"));
+}

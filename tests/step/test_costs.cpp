@@ -372,3 +372,38 @@ TEST_CASE("PyTorch DDP: autocast over fp32 parameters — the fp32 residual stre
   CHECK(kd8.layer.bwd_weight.compute_s - kz8.layer.bwd_weight.compute_s ==
         doctest::Approx(slow * (16.5 * kn / Bps + 8 * gap)).epsilon(1e-6));
 }
+
+TEST_CASE("--attention cudnn: the PyTorch stack's attention on cuDNN's fused kernels (the megatron-profile curves)") {
+  // llama2-7b, one H100, PyTorch stack, bf16, seq 4096, mbs 1: the layer's attention core is priced by
+  // attention_fwd_time_s / attention_bwd_time_s on the preset's "pytorch" profile (FlashAttention-2 curves) with
+  // --attention flash, on its "megatron" profile (cuDNN fused attention, FA3-class) with --attention cudnn; nothing
+  // else in the layer changes.
+  auto pt = [](bool cudnn) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 4096;
+    in.train.gbs = 1;
+    in.train.stack = Stack::PyTorch;
+    in.train.compile = true;
+    in.train.attention_auto = false;
+    in.train.flash_attention = true;
+    in.train.attention_cudnn = cudnn;
+    return resolve_scenario(in);
+  };
+  const Scenario fa2 = pt(false), cud = pt(true);
+  const StepCosts kf = compute_step_costs(fa2), kc = compute_step_costs(cud);
+  const Hardware hw = hardware_for_stack(fa2.hw, "pytorch");
+  const KernelProfile& megatron = fa2.hw.gpu.kernels.at("megatron");
+  const LayerWork lw = layer_work(fa2.model, 1, 4096, 1, 1, false, Precision::BF16);
+  const double flops = lw.attention.forward_flops();
+  // Causal forward: 4·b·a·s·s/2·d = 4 · 32 · 4096 · 2048 · 128 FLOPs.
+  CHECK(flops == doctest::Approx(4.0 * 32 * 4096 * 2048 * 128).epsilon(1e-12));
+  const double df = attention_fwd_time_s(hw, flops, 4096, 128, Precision::BF16, true, &megatron) -
+                    attention_fwd_time_s(hw, flops, 4096, 128, Precision::BF16, true, nullptr);
+  const double db = attention_bwd_time_s(hw, flops, 4096, 128, Precision::BF16, true, &megatron) -
+                    attention_bwd_time_s(hw, flops, 4096, 128, Precision::BF16, true, nullptr);
+  CHECK(df < 0);  // cuDNN's curves are faster than FlashAttention-2's on H100 (0.665 vs 0.375 forward at long s)
+  CHECK(kc.layer.fwd.compute_s - kf.layer.fwd.compute_s == doctest::Approx(df).epsilon(1e-9));
+  CHECK(kc.layer.bwd.compute_s - kf.layer.bwd.compute_s == doctest::Approx(db).epsilon(1e-9));
+}

@@ -531,6 +531,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     // Transformer Engine on Blackwell under --deterministic with attention dropout runs flash-attn 2, not cuDNN
     // (attention_fallback_profile: TE fused_attn.cpp); nullptr everywhere else.
     const KernelProfile* curve = attention_fallback_profile(hw, tr.deterministic, m.dropout);
+    // --attention cudnn on the PyTorch stack: scaled_dot_product_attention's cuDNN backend, the same cuDNN fused
+    // attention Transformer Engine runs — the preset's megatron-profile curves (pytorch/pytorch#162073 made it SDPA's
+    // default on sm90/sm100 from PyTorch 2.9 with cuDNN > 9.15; #138522 had made it opt-in after 2.5).
+    if (tr.attention_cudnn && tr.stack == Stack::PyTorch && !tr.flash_v1) {
+      const auto it = sc.hw.gpu.kernels.find("megatron");
+      if (it != sc.hw.gpu.kernels.end()) curve = &it->second;
+    }
     if (win.keys_per_block > 0) {  // a sliding window: the whole tiles the kernel computes, at its short key loop
       attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
       attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
