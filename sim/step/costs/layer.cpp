@@ -183,8 +183,8 @@ MemoryWork pytorch_eager_work(const Scenario& sc, const LayerWork& lw, bool moe)
 // and per weight element of the layer's linears, autocast's 16-bit copy each forward (read 4, write e, one kernel per
 // weight) and, backward, the copy's gradient cast back to fp32 (read e, write 4) and, on every micro-batch but the
 // first (AccumulateGrad keeps the first gradient as .grad), added into the fp32 .grad (read 4 + 4, write 4): on
-// average 4 + e + 12·(m − 1)/m over the step's m micro-batches, in two kernels per weight. Stacks that hold 16-bit parameters (FSDP's param_dtype,
-// ZeRO, Megatron) have none of this.
+// average 4 + e + 12·(m − 1)/m over the step's m micro-batches, in two kernels per weight. Stacks that hold 16-bit
+// parameters (FSDP's param_dtype, ZeRO, Megatron) have none of this.
 struct AutocastWork {
   double stream_bytes = 0;  // forward elementwise bytes more (its backward follows the generic 2×)
   int stream_kernels = 0;
@@ -193,7 +193,8 @@ struct AutocastWork {
 };
 AutocastWork ddp_autocast_work(const Scenario& sc, const LayerWork& lw) {
   const TrainingConfig& tr = sc.train;
-  if (tr.stack != Stack::PyTorch || sc.plan.sharding != Sharding::None || (tr.precision != Precision::BF16 && tr.precision != Precision::FP16)) return {};
+  const bool sixteen_bit = tr.precision == Precision::BF16 || tr.precision == Precision::FP16;
+  if (tr.stack != Stack::PyTorch || sc.plan.sharding != Sharding::None || !sixteen_bit) return {};
   const ModelSpec& m = sc.model;
   const double e = activation_element_bytes(tr.precision);
   const int t = sc.plan.tp;
