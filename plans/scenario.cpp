@@ -76,9 +76,7 @@ Scenario resolve_scenario(const ScenarioInput& in) {
   sc.hw = resolve_hardware(in.gpu, in.gpus_per_node);
   sc.plan = parse_plan(in.plan);
   sc.train = resolve_training(sc.plan, sc.model, in.train);
-  if (sc.train.attention_cudnn && (sc.hw.gpu.arch == GpuArch::CDNA3 || sc.hw.gpu.arch == GpuArch::CDNA4))
-    throw InputError("--attention cudnn needs an NVIDIA GPU (cuDNN's fused attention), got " + sc.hw.gpu.name +
-                     "; use --attention flash (the stack's fused kernel)");
+  check_training_on_hardware(sc.hw, sc.train);
   apply_framework_collectives(sc.hw, sc.train);
   validate_plan(sc.plan, sc.model, sc.hw, sc.train);
   return sc;
@@ -86,6 +84,12 @@ Scenario resolve_scenario(const ScenarioInput& in) {
 
 void apply_framework_collectives(Hardware& hw, const TrainingConfig& t) {
   if (t.deterministic) hw.comm.algorithms = kAlgoRing;
+}
+
+void check_training_on_hardware(const Hardware& hw, const TrainingConfig& t) {
+  if (t.attention_cudnn && (hw.gpu.arch == GpuArch::CDNA3 || hw.gpu.arch == GpuArch::CDNA4))
+    throw InputError("--attention cudnn needs an NVIDIA GPU (cuDNN's fused attention), got " + hw.gpu.name +
+                     "; use --attention flash (the stack's fused kernel)");
 }
 
 namespace {

@@ -73,6 +73,10 @@ bool is_resolved(const TrainingConfig& t);
 // Applied by resolve_scenario() and the sweep once the training settings are known.
 void apply_framework_collectives(Hardware& hw, const TrainingConfig& t);
 
+// Training options the hardware cannot run (throws InputError with the contract's one-line message): --attention
+// cudnn on an AMD GPU (no cuDNN). Checked by resolve_scenario() and the sweep once hardware and settings are known.
+void check_training_on_hardware(const Hardware& hw, const TrainingConfig& t);
+
 // Loads the model and hardware, parses the plan, resolves the settings and validates the whole (throws InputError with
 // the contract's one-line messages).
 Scenario resolve_scenario(const ScenarioInput& in);

@@ -231,6 +231,7 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
   base.model = resolve_model(setup.base.model);
   base.hw = resolve_hardware(setup.base.gpu, setup.base.gpus_per_node);
   base.train = sweep_base_training(setup.base, base.model);
+  check_training_on_hardware(base.hw, base.train);
   apply_framework_collectives(base.hw, base.train);
 
   // Space: the plan space once per stack compared (stack-major, so each stack's candidates keep the space's order).

@@ -339,4 +339,8 @@ TEST_CASE("--attention cudnn: NVIDIA only, said in the settings and the table") 
   CHECK(bad.clean_error());
   CHECK(bad.err.rfind("parsim: error: --attention cudnn needs an NVIDIA GPU", 0) == 0);
   CHECK(bad.err.find("MI300X") != std::string::npos);
+  // The sweep refuses it the same way (its reproduce lines would otherwise print commands predict rejects).
+  Run sweep = run_parsim("sweep --model llama3-8b --gpus 8 --gpu mi300x --attention cudnn");
+  CHECK(sweep.clean_error());
+  CHECK(sweep.err == bad.err);
 }
