@@ -70,6 +70,14 @@ double peak_with(const Scenario& sc, Change change) {
   }
 }
 
+// Step time of `sc` after `change`, simulated (evaluate).
+template <class Change>
+double step_with(const Scenario& sc, Change change) {
+  Scenario s = sc;
+  change(s);
+  return evaluate(s).step_time_s;
+}
+
 }  // namespace
 
 std::string axis_comm_text(const Scenario& sc, Axis a) {
@@ -145,29 +153,24 @@ Advice advise(const Scenario& sc, const StepReport& r) {
       notes.push_back({bubble_s, pct(r.bubble_fraction) + " of the step is pipeline bubble (" + secs(bubble_s) +
                                      " idle per stage): " + hint});
     }
-    // The PyTorch stack run eagerly: what torch.compile's fused kernels would save (the same plan simulated with
-    // --compile; costs/layer.cpp pytorch_eager_work, costs/host.cpp).
-    if (t.stack == Stack::PyTorch && !t.compile) {
-      Scenario compiled = sc;
-      compiled.train.compile = true;
-      const double saved = step - evaluate(compiled).step_time_s;
-      if (saved >= 0.03 * step)
-        notes.push_back({saved, "eager PyTorch ops: --compile (torch.compile per block, fused norms, RoPE and activation) "
-                                "would take " + pct(saved / step) + " off the step (" + secs(saved) + ")"});
-    }
+    // A setting of the PyTorch stack the run may not have used: the same plan simulated with it; noted when it takes
+    // ≥ 3 % off the step.
+    auto saving = [&](auto change, const std::string& what) {
+      const double saved = step - step_with(sc, change);
+      if (saved >= 0.03 * step) notes.push_back({saved, what + pct(saved / step) + " off the step (" + secs(saved) + ")"});
+    };
+    // Run eagerly: what torch.compile's fused kernels would save (costs/layer.cpp pytorch_eager_work, costs/host.cpp).
+    if (t.stack == Stack::PyTorch && !t.compile)
+      saving([](Scenario& s) { s.train.compile = true; },
+             "eager PyTorch ops: --compile (torch.compile per block, fused norms, RoPE and activation) would take ");
     // scaled_dot_product_attention on Hopper/Blackwell: its cuDNN backend is the default from PyTorch 2.9 with
     // cuDNN > 9.15 (bundled from 2.11; pytorch/pytorch#162073), FlashAttention-2 before: say what it changes.
     const GpuArch arch = sc.hw.gpu.arch;
     if (t.stack == Stack::PyTorch && t.flash_attention && !t.flash_v1 && !t.attention_cudnn &&
-        (arch == GpuArch::Hopper || arch == GpuArch::Blackwell)) {
-      Scenario cudnn = sc;
-      cudnn.train.attention_cudnn = true;
-      const double saved = step - evaluate(cudnn).step_time_s;
-      if (saved >= 0.03 * step)
-        notes.push_back({saved, "attention priced as scaled_dot_product_attention's FlashAttention-2 backend; on PyTorch "
-                                "≥ 2.11 (cuDNN > 9.15) it runs cuDNN's fused attention on this GPU: --attention cudnn "
-                                "takes " + pct(saved / step) + " off the step (" + secs(saved) + ")"});
-    }
+        (arch == GpuArch::Hopper || arch == GpuArch::Blackwell))
+      saving([](Scenario& s) { s.train.attention_cudnn = true; },
+             "attention priced as scaled_dot_product_attention's FlashAttention-2 backend; on PyTorch ≥ 2.11 (cuDNN > "
+             "9.15) it runs cuDNN's fused attention on this GPU: --attention cudnn takes ");
   }
   std::stable_sort(notes.begin(), notes.end(), [](const Note& a, const Note& b) { return a.cost_s > b.cost_s; });
   for (auto& n : notes) out.notes.push_back(std::move(n.text));

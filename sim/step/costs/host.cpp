@@ -151,6 +151,7 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       break;
     }
     case HostStack::PyTorchEager: {
+      const int linears = 4 + (m.gated() ? 3 : 2);
       if (tr.compile) {
         // torch.compile per block (--compile; torchtitan compiles each TransformerBlock, nanoGPT and fms-fsdp the
         // model): the block's forward is one call of the compiled function (kCompiled [P6]) whose Inductor wrapper
@@ -159,7 +160,6 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
         // the activation, the last add [E: ≈ 5, the fusion groups of pytorch_eager_work] — at kCublas each. The
         // backward is AOTAutograd's compiled backward: one call launching the linears' dgrad and wgrad GEMMs, the
         // attention backward and ≈ 2 fused kernels per forward one.
-        const int linears = 4 + (m.gated() ? 3 : 2);
         const double fused = 5;
         f += {kCompiled + (linears + fused) * kCublas, linears + fused, 0};
         L.attn_fwd = flash ? Piece{kCublas, 1, 0} : Piece{5 * kCublas, 5.0 + (drop ? 1 : 0), 0};
@@ -170,7 +170,6 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       }
       // Hugging Face / torchtitan Llama-style block [T1 measured, §4.3]: 7 (or 4 + gated) nn.Linear, two fused norms,
       // RoPE ≈ 5 ops on q and on k, SDPA, activation ×2, residual adds ×2, contiguous copies ≈ 2.
-      const int linears = 4 + (m.gated() ? 3 : 2);
       f += {linears * kTorchLinear + (2 + 2 + 2 + 2) * kOp, linears + 2.0 + 2 + 2 + 2, 0};
       if (rope) f += {10 * kOp, 10, 0};
       L.attn_fwd = flash ? Piece{kSdpa, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
