@@ -257,8 +257,16 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // expert weight) — the host-bound rows with 8–32 small local experts slow: E0008 −17.2 → −6.9 %, E0010 −23.0 →
   // −14.5 %, E0023 −24.2 → −15.7 %, E0012 −15.8 → −1.2 %; E0011 (4 local experts, Grace hosts) +11.4 → +16.7 %;
   // GPU-bound rows (E0009, GPT-OSS) and the fused-path rows unchanged: 12.8 → 11.3 %, issue 10's 12 % reached.
-  // Bounds: issue 10's mean (12 %; 11.3 % reached) and the worst row (28.5 %) with a margin of 1.5 points; at most the
-  // 2 rows beyond issue 10's 25 % that remain (GPT-OSS 120B on GB200).
+  // gradfp32 (session 12): the Megatron-Bridge rows (S42, S55) state their recipes' 16-bit gradient buffer and
+  // reduction (--no-grad-reduce-in-fp32: scripts/performance/configs/{deepseek,qwen,gpt_oss}/*_llm_pretrain.py
+  // set_*_common_configs set cfg.ddp.grad_reduce_in_fp32 = False, as the Mixtral rows S40/S41 already stated): half
+  // the gradient bytes on the wire and in memory. Memory: 5 → 1 rows predicted not to fit (E0007, E0009, E0015 and
+  // E0022 now fit; E0015 needed 204.9 GiB of 178.4 with fp32 main grads, 174.2 now). Step time: the rows whose
+  // expert-gradient reduction crosses nodes speed up — E0015 −17.0 → −25.1 %, E0020 −16.0 → −19.2 %, E0018
+  // +9.3 → +10.1 % (its idle grows), the rest by ≤ 0.3 point: 11.3 → 11.8 % (signed −7.2 → −7.7 %). The correction
+  // makes the GPT-OSS gap plainer (E0014 −28.5, E0015 −25.1, E0019 −26.8 %: three rows beyond 25 %, all GPT-OSS).
+  // Bounds: issue 10's mean (12 %; 11.8 % reached) and the worst row (28.5 %) with a margin of 1.5 points; at most the
+  // 3 rows beyond issue 10's 25 % that remain (GPT-OSS 120B: E0014 and E0019 on GB200, E0015 on B200).
   constexpr double kMoeMeanBound = 0.12;
   constexpr double kMoeRowBound = 0.30;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
@@ -282,7 +290,8 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
                   r.run->row_id().c_str(), r.run->at("model").c_str(), r.measured_s, r.predicted_s,
                   percent(r.error).c_str());
     }
-    // Every row ran on its GPUs, yet 3 are predicted not to fit (printed, not asserted per row): E0006 (191.4 GiB of
+    // Every row ran on its GPUs, yet 1 is predicted not to fit since the rows state their 16-bit gradients (E0006,
+    // 193.3 of 184.3 GiB; before that, 5: see gradfp32 above). History (printed, not asserted per row): E0006 (191.4 GiB of
     // 184.3: its recipe's 'mlp' recompute acts on the 3 dense layers only) and E0015 (204.2 of 178.4 GiB with its
     // recipe's 'layernorm' + 'moe_act', 219.5 without) by the memory model, and E0009, the
     // B200 twin of E0008 (GB200, fits), 182 GiB of live tensors on 178.35 GiB — its NeMo 2 fp8 recipe gathers fp8
@@ -309,11 +318,11 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
     }
   }
   CHECK(with_memory == 1);
-  CHECK(not_fitting <= 5);
+  CHECK(not_fitting <= 1);
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
-  CHECK(beyond_issue_bound <= 2);
+  CHECK(beyond_issue_bound <= 3);
   CHECK(stats.back().mean_abs <= kMoeMeanBound);
 }
 
@@ -373,14 +382,12 @@ TEST_CASE("validation: every run that really trained is reported as fitting (iss
   // it as fitting — required_gib (live tensors + CUDA context + NCCL buffers; the caching allocator frees its cache
   // before it reports out-of-memory, analysis/memory.cpp) ≤ the device's CUDA-visible capacity.
   // Known exceptions, each a limit of what the row can state, not of the memory model (README 'Corrections of 2026-11'):
-  //  - B0016 (Megatron-Bridge, Llama 3.1 405B on GB200): GB200 written with the b200 preset (178.35 GiB) for its step
-  //    time; it needs 181.3 GiB, within the gb200 preset's 184.3 GiB;
   //  - H0008–H0010 (torchtitan on Grand Teton, 8 GPUs): torchtitan's per-op selective checkpointing (every second
   //    matmul and all element-wise ops recomputed), which parsim's Megatron-style selective recompute cannot state, so
   //    activations are over-counted. Since the rows name their 96 GB HBM2e GPUs (examples/hardware/
   //    meta-grand-teton-h100.json, 89.4 GiB instead of the h100 preset's 79.2) H0015–H0017 (128 GPUs: FSDP shards the
   //    model state 16× finer) fit and are no longer exceptions;
-  const std::set<std::string> known = {"B0016", "H0008", "H0009", "H0010"};
+  const std::set<std::string> known = {"H0008", "H0009", "H0010"};
   int rows = 0, fitting = 0;
   for (const char* file : {"megatron_deepspeed_a100.csv", "blackwell.csv", "nvidia_hopper_2025.csv", "amd_mi300.csv",
                            "small_models.csv"}) {
@@ -402,7 +409,9 @@ TEST_CASE("validation: every run that really trained is reported as fitting (iss
     }
   }
   // 24 + 36 + 29 + 3 + 5 = 97 rows (B0017 simulates since it states its recipe's --account-for-embedding-in-pipeline-split
-  // --account-for-loss-in-pipeline-split: 126 + 2 layers over pp16 × vpp8); all but the 4 known exceptions fit.
+  // --account-for-loss-in-pipeline-split: 126 + 2 layers over pp16 × vpp8); all but the 3 known exceptions fit. (B0016,
+  // Llama 3.1 405B on GB200, was a fourth until the Megatron-Bridge rows of blackwell.csv stated their recipes' 16-bit
+  // gradient buffer, --no-grad-reduce-in-fp32: llama3/llama31_llm_pretrain.py set_*_common_configs.)
   CHECK(rows == 97);
   CHECK(fitting >= rows - static_cast<int>(known.size()));
   std::printf("runs reported as fitting: %d of %d (known exceptions %zu)\n", fitting, rows, known.size());
