@@ -40,6 +40,9 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.bf16_optimizer && t.precision != Precision::BF16 && t.precision != Precision::FP8)
     throw InputError("--bf16-optimizer needs --precision bf16 or fp8 (the bf16 weights are the master copy), got "
                      "--precision " + to_string(t.precision));
+  if (t.bf16_optimizer && t.bf16_moments)
+    throw InputError("--adam-moments bf16 with --bf16-optimizer: --bf16-optimizer already keeps bf16 moments (with the "
+                     "bf16 weights as master); give one of them");
   if (t.log_interval <= 0) t.log_interval = t.stack == Stack::Megatron || legacy ? 100 : 10;  // Megatron-LM --log-interval;
                                                                                       // torchtitan metrics.log_freq
   if (t.tp_comm_overlap_auto) {
@@ -247,6 +250,18 @@ OptionTable<In> build_table() {
       "Adam moments in bf16 with the bf16 weights as master copy (NeMo optim.dtype: bf16, Apex DistributedFusedAdam): 4 B "
       "of optimizer state per parameter instead of 12 (bf16/fp8 precision)",
       [](In& x) { x.train.bf16_optimizer = true; }, [](const In& x) { return x.train.bf16_optimizer; }, P | S));
+  t.push_back(choice<In>(
+      "adam_moments", "--adam-moments",
+      "dtype of Adam's two moments (exp_avg, exp_avg_sq) beside the fp32 master weights: bf16 is Megatron-Core's "
+      "precision-aware optimizer (--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, "
+      "Transformer Engine's FusedAdam; Megatron-Bridge's DeepSeek-V3 recipes): 8 B of optimizer state per parameter "
+      "instead of 12",
+      {"fp32", "bf16"}, "fp32", [](In& x, const std::string& v) { x.train.bf16_moments = v == "bf16"; },
+      [](const In& x) -> std::optional<std::string> {
+        if (!x.train.bf16_moments) return std::nullopt;
+        return std::string("bf16");
+      },
+      P | S));
   t.push_back(flag<In>(
       "no_overlap_param_gather", "--no-overlap-param-gather",
       "ZeRO-1: all-gather parameters after the optimizer instead of during the next forward",

@@ -115,6 +115,9 @@ struct TrainingConfig {
                                       // weights held in fp8 (+ Hopper's transpose), no 16-bit copy nor fp8 cache
   bool bf16_optimizer = false;        // Adam moments in bf16 and the bf16 weights as master (NeMo optim.dtype bf16,
                                       // Apex DistributedFusedAdam store_params=False): 4 B of state per parameter
+  bool bf16_moments = false;          // --adam-moments bf16: Adam's exp_avg / exp_avg_sq in bf16 beside the fp32 master
+                                      // (Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype bf16
+                                      // --exp-avg-sq-dtype bf16, TE FusedAdam): 4 + 2 + 2 B of state per parameter
   bool tp_comm_overlap = false;       // Megatron --tp-comm-overlap (TE userbuffers): TP comm hidden behind GEMMs
   bool tp_comm_overlap_auto = true;   // true: decided by the stack (resolve_training), else tp_comm_overlap
   bool overlap_p2p = true;            // Megatron overlap of PP send/recv with compute

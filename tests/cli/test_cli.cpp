@@ -256,6 +256,15 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(a.err == b.err);
   CHECK(a.err.find("--stack 'jax' is not valid (choose auto, megatron, megatron-legacy, pytorch)") != std::string::npos);
   CHECK(run_parsim("--model llama7b --plan tp8 --tp-comm-overlap --no-tp-comm-overlap").clean_error());
+  // --adam-moments: a value outside its choices, and bf16 moments beside --bf16-optimizer (which holds bf16 moments
+  // already), are one-line errors; the JSON scenario takes the same key.
+  const Run m = run_parsim("--model llama7b --plan dp8zero1 --adam-moments fp16");
+  CHECK(m.clean_error());
+  CHECK(m.err.find("--adam-moments 'fp16' is not valid (choose fp32, bf16)") != std::string::npos);
+  const Run mb = run_parsim("--model llama7b --plan dp8zero1 --adam-moments bf16 --bf16-optimizer");
+  CHECK(mb.clean_error());
+  CHECK(mb.err.find("--bf16-optimizer") != std::string::npos);
+  CHECK(run_parsim("sweep --help").out.find("--adam-moments") != std::string::npos);
 }
 
 TEST_CASE("predict --svg writes the picture of the step; an unwritable path is a one-line error") {

@@ -183,6 +183,17 @@ TEST_CASE("embedding and LM head: costs and placement") {
   // AdamW: read master, m, v, fp32 grad (16 B), write master, m, v (12 B) and the 16-bit copy (2 B), read the grad
   // again for clipping (4 B): 34 B per owned parameter.
   CHECK(k.optimizer_bytes_per_param == 34);
+  // bf16 moments (--adam-moments bf16): m and v read and written at 2 B instead of 4: 34 − 2 × 2 × 2 = 26 B. The bf16
+  // optimizer (--bf16-optimizer) also makes the bf16 weights the master (read + write 2 + 2 B instead of 4 + 4, no
+  // separate 16-bit copy): 4 + 4 + 8 + 0 + 4 = 20 B.
+  {
+    Scenario pa = llama("tp1pp1dp8zero1");
+    pa.train.bf16_moments = true;
+    CHECK(compute_step_costs(pa).optimizer_bytes_per_param == 26);
+    pa.train.bf16_moments = false;
+    pa.train.bf16_optimizer = true;
+    CHECK(compute_step_costs(pa).optimizer_bytes_per_param == 20);
+  }
   // DP×CP group and shard degree: tp1 dp8 zero1 → 8 ranks, optimizer sharded 8 ways.
   const StepCosts z = compute_step_costs(llama("tp1pp1dp8zero1"));
   CHECK(z.dp_group.size == 8);

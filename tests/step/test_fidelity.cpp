@@ -264,6 +264,23 @@ TEST_CASE("fp8 primary weights, bf16 optimizer, and the fit verdict without the 
   const StepReport b16 = evaluate(resolve_scenario(in));
   in.train.bf16_optimizer = true;
   CHECK(evaluate(resolve_scenario(in)).memory.optimizer_gib == doctest::Approx(b16.memory.optimizer_gib / 3));
+  // --adam-moments bf16 (Megatron-Core's precision-aware optimizer: fp32 master, bf16 exp_avg and exp_avg_sq):
+  // 4 + 2 + 2 = 8 B instead of 4 + 4 + 4 = 12 B per parameter → two thirds of the optimizer state; weights and grads
+  // unchanged. With --bf16-optimizer (which already holds bf16 moments) it is an input error naming both.
+  CHECK_THROWS_WITH_AS(
+      [&] {
+        ScenarioInput both = in;
+        both.train.bf16_moments = true;
+        resolve_scenario(both);
+      }(),
+      doctest::Contains("--bf16-optimizer"), InputError);
+  in.train.bf16_optimizer = false;
+  in.train.bf16_moments = true;
+  const StepReport pa = evaluate(resolve_scenario(in));
+  CHECK(pa.memory.optimizer_gib == doctest::Approx(b16.memory.optimizer_gib * 8 / 12));
+  CHECK(pa.memory.weights_gib == doctest::Approx(b16.memory.weights_gib));
+  CHECK(pa.memory.grads_gib == doctest::Approx(b16.memory.grads_gib));
+  in.train.bf16_moments = false;
   // The verdict: required = live tensors + CUDA context 0.5 GiB + one NCCL communicator (dp) 0.25 GiB, without the
   // caching allocator's 5 % (freed before an out-of-memory error); peak_gib keeps it.
   CHECK(b16.memory.required_gib == doctest::Approx(b16.memory.allocated_peak_gib + 0.75));

@@ -169,6 +169,10 @@ StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
   // NeMo megatron_base_model.py setup_optimization; apex contrib distributed_fused_adam: exp_avg / exp_avg_sq in the
   // optimizer dtype): 2 + 2 B per parameter instead of 4 + 4 + 4, sharded as before.
   if (sc.train.bf16_optimizer) m.optimizer *= 4.0 / 12.0;
+  // --adam-moments bf16: Megatron-Core's precision-aware optimizer (optimizer/distrib_optimizer.py with
+  // use_precision_aware_optimizer: Transformer Engine's FusedAdam holds exp_avg and exp_avg_sq in exp_avg_dtype /
+  // exp_avg_sq_dtype) keeps the fp32 master and bf16 moments: 4 + 2 + 2 B per parameter instead of 4 + 4 + 4.
+  if (sc.train.bf16_moments) m.optimizer *= 8.0 / 12.0;
   // --no-grad-reduce-in-fp32: Megatron's gradient buffer holds the 16-bit grads (param_and_grad_buffer.py: grad_dtype
   // = param dtype unless grad_reduce_in_fp32), half of the fp32 main grads.
   if (!sc.train.grad_reduce_in_fp32 && sc.train.precision != Precision::FP32 &&

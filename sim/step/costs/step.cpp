@@ -127,7 +127,11 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   out.expert_shard_degree = sh.shards_optimizer || sh.shards_params ? out.edp_group.size : 1;
   // AdamW step, memory-bound (Loshchilov & Hutter 2019 update): read fp32 master weight, m, v and fp32 gradient
   // (16 B), write master, m, v (12 B) and the 16-bit model copy (2 B), plus the gradient-norm read for clipping (4 B).
-  out.optimizer_bytes_per_param = 34;
+  // Moments in bf16 (--adam-moments bf16) read and write 2 + 2 B instead of 4 + 4: 26 B. With --bf16-optimizer the
+  // bf16 model weights are the master (read and write 2 B, no separate copy) and the moments bf16: 20 B.
+  const double moments = sc.train.bf16_moments || sc.train.bf16_optimizer ? 2.0 : 4.0;
+  const double master_rw = sc.train.bf16_optimizer ? 2 * 2.0 : 2 * 4.0, model_copy = sc.train.bf16_optimizer ? 0.0 : 2.0;
+  out.optimizer_bytes_per_param = 4 + master_rw + 2 * 2 * moments + model_copy + 4;
   add_step_host(sc, out);
   return out;
 }
