@@ -73,6 +73,9 @@ struct Split {
   // hidden-sized (÷t under SP like `hidden`) and the rest.
   double freed_hidden;
   double freed;
+  // --recompute op (torchtitan's per-op checkpointing): what the block keeps, attention core included (a complete
+  // total, not a term of the sum above).
+  double op;
 };
 
 double sp_div(const ActivationOptions& o) { return o.sp ? o.tp : 1; }
@@ -179,6 +182,20 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
   }
   if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
   else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
+  if (o.recompute == Recompute::Op) {
+    // torchtitan's per-op policy (parallelize_llama.py @e7c0cae, the same at @9dec370): the checkpointed block keeps
+    // its input (the SP shard under TP) and the outputs of the ops it must save — the 1st, 3rd, 5th and 7th matmuls
+    // (wq: a/t·d, wv: kv_r·d, then w1: f/t and w2: h per token — w2's output before the reduce-scatter is the full
+    // hidden width on every TP rank; a plain FFN: fc1 f/t only, its fc2 being the 6th), scaled_dot_product_attention's
+    // output a/t·d and logsumexp (x.core), and with TP the two reduce-scatters' outputs h/t each. Everything else
+    // (norms, RoPE, wk, wo, w3 or fc2, the activation, residual adds, TP all-gathers) is recomputed in the backward.
+    // Outputs are 16-bit under fp8 too (torchao's Float8Linear returns the high-precision output; its amax scalars
+    // are saved, negligible). Dropout masks are not kept (torchtitan checkpoints with preserve_rng_state=False).
+    const double f_r = static_cast<double>(m.ffn_hidden) / t;
+    const double ffn_kept = m.gated() ? f_r + h : f_r;
+    const double rs = t > 1 && o.sp ? 2.0 * h / t : 0.0;
+    x.op = sb * e * (h / sp_div(o) + 2 * a_r * d + kv_r * d + ffn_kept + rs) + (o.flash_attention ? x.core : 0.0);
+  }
   return x;
 }
 
@@ -192,6 +209,7 @@ double activation_bytes_per_layer(const ModelSpec& m, LayerKind k, std::int64_t 
     return activation_element_bytes(o.precision) * static_cast<double>(s) / o.cp * static_cast<double>(b) *
            static_cast<double>(m.hidden) / sp_div(o);
   }
+  if (o.recompute == Recompute::Op) return x.op;
   const bool sel = o.recompute == Recompute::Selective;
   const double core = sel && o.recompute_modules.has(RecomputeModule::CoreAttn) ? 0.0 : x.core;
   return x.hidden / sp_div(o) + x.tp + core + x.routed - (x.freed_hidden / sp_div(o) + x.freed);
@@ -223,6 +241,9 @@ double activation_working_bytes(const ModelSpec& m, LayerKind k, std::int64_t b,
   ActivationOptions none = o;
   none.recompute = Recompute::None;
   if (o.recompute == Recompute::Full) return activation_bytes_per_layer(m, k, b, s, none) + dispatch;
+  // Op: the recomputed tensors (what the layer keeps without recompute, less what the policy saved) exist again while
+  // the layer's backward runs.
+  if (o.recompute == Recompute::Op) return std::max(0.0, activation_bytes_per_layer(m, k, b, s, none) - x.op) + dispatch;
   // Selective: the recomputed modules' tensors exist again while the layer's backward runs.
   const double core = o.recompute_modules.has(RecomputeModule::CoreAttn) ? x.core : 0.0;
   return core + (x.freed_hidden / sp_div(o) + x.freed) + dispatch;
@@ -249,16 +270,22 @@ double embedding_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64
 // logits stay referenced by the model's forward until the loss returns; in backward the fp32 gradient (the softmax,
 // updated in place) and its 16-bit cast for the output layer coexist the same way: 2 + 4 B per logit when
 // loss_upcasts_logits (the Megatron stacks; Megatron-LM ≤ 2022 upcast in gpt_model.py `output.float()` likewise);
-// fp32 training: .float() is the same tensor, 4 B. Other stacks keep Korthikanti's 4 B (torchtitan's `pred.float()`
-// holds more: not distinguished). A fused loss (--cross-entropy-fusion: llm.c's fused classifier, flash-attn's
+// fp32 training: .float() is the same tensor, 4 B. The PyTorch stack's eager loss (eager_fp32_loss: torchtitan's
+// F.cross_entropy(pred.float(), …), Hugging Face's logits.float(), autocast's fp32 cross entropy) holds more while
+// log_softmax runs: the 16-bit logits (still referenced by the caller), their fp32 copy (log_softmax's input) and the
+// fp32 log-probabilities it saves for backward, 2 + 4 + 4 B per logit (fp32 training 4 + 4); compiled (--compile:
+// the loss compiled with the model, torchtitan since 2025-04 and nanoGPT) Inductor fuses the upcast into the
+// reductions and Korthikanti's 4 B stand. A fused loss (--cross-entropy-fusion: llm.c's fused classifier, flash-attn's
 // cross entropy) holds the 16-bit logits alone and writes their gradient over them: e B per logit.
 double output_activation_bytes(const ModelSpec& m, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   check(b, s, o);
   const double sb = static_cast<double>(s) / o.cp * static_cast<double>(b);
   const double hidden = 2.0 * activation_element_bytes(o.precision) * sb * static_cast<double>(m.hidden) / sp_div(o);
-  const double logit_bytes = o.fused_cross_entropy                                      ? activation_element_bytes(o.precision)
-                             : o.loss_upcasts_logits && o.precision != Precision::FP32 ? 4.0 + 2.0
-                                                                                       : 4.0;
+  const bool upcast = o.precision != Precision::FP32;  // fp32 training: .float() is the same tensor
+  const double logit_bytes = o.fused_cross_entropy           ? activation_element_bytes(o.precision)
+                             : o.eager_fp32_loss             ? (upcast ? 2.0 + 4.0 : 4.0) + 4.0
+                             : o.loss_upcasts_logits && upcast ? 4.0 + 2.0
+                                                               : 4.0;
   const double logits = logit_bytes * sb * static_cast<double>(padded_vocab(m.vocab, o.tp)) / o.tp;
   return hidden + logits;
 }

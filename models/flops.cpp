@@ -167,8 +167,18 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
     router += n * fwd.router;
     if (r == Recompute::Full) extra += n * fwd.total();
     if (r == Recompute::Selective) extra += n * (fwd.scores + fwd.attn_v);
+    if (r == Recompute::Op) extra += n * op_recompute_flops(m, fwd);
   }
   return model_flops(m, sequences, s) + 3.0 * router + extra;
+}
+
+// torchtitan's per-op selective checkpointing (--recompute op): of a block's matmuls in issue order — wq, wk, wv, wo,
+// then w1, w3, w2 (gated) or fc1, fc2 — every second one is recomputed (parallelize_llama.py _custom_policy: an mm
+// whose per-block count is even is not saved): wk (the KV share of the QKV FLOPs: kv·d of a·d + 2·kv·d columns), wo,
+// and w3 (a third of a gated FFN's FLOPs) or fc2 (half of a plain FFN's). The attention core's output is saved.
+double op_recompute_flops(const ModelSpec& m, const LayerFlops& fwd) {
+  const double a = static_cast<double>(m.heads), g = static_cast<double>(m.g());
+  return fwd.qkv * g / (a + 2 * g) + fwd.out_proj + fwd.ffn / (m.gated() ? 3.0 : 2.0);
 }
 
 // Selective recompute by module (Megatron-Core --recompute-modules; what each module re-runs is documented in
@@ -209,6 +219,7 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
     router += n * fwd.router;
     if (r == Recompute::Full) extra += n * fwd.total();
     if (r == Recompute::Selective) extra += n * selective_recompute_flops(m, kind, fwd, sequences, s, mods);
+    if (r == Recompute::Op) extra += n * op_recompute_flops(m, fwd);
   }
   return model_flops(m, sequences, s, count) + 3.0 * router + extra;
 }

@@ -318,6 +318,9 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
 // Forward GEMM FLOPs that selective recompute of `mods` re-runs in one layer of kind `kind` (fwd: its forward FLOPs).
 double selective_recompute_flops(const ModelSpec& m, LayerKind kind, const LayerFlops& fwd, std::int64_t sequences,
                                  std::int64_t s, RecomputeModules mods);
+// Forward GEMM FLOPs that torchtitan's per-op checkpointing (--recompute op) re-runs in one dense layer: wk, wo and
+// w3 (gated) or fc2 (plain), every second matmul of the block.
+double op_recompute_flops(const ModelSpec& m, const LayerFlops& fwd);
 // Training FLOPs (3 × forward) of the MTP modules when they are trained (Megatron --mtp-num-layers): per module the
 // 2h→h projection, one layer of the last layer's kind and its own LM head; 0 when the model has none.
 double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s);
@@ -340,6 +343,11 @@ struct ActivationOptions {
   // A fused classifier (llm.c fused_classifier, flash-attn's cross entropy: --cross-entropy-fusion) keeps only the
   // 16-bit logits and writes their gradient in place: e B per logit (output_activation_bytes).
   bool fused_cross_entropy = false;
+  // An eager PyTorch loss over fp32-upcast logits (torchtitan's cross_entropy_loss: F.cross_entropy(pred.float(), …);
+  // Hugging Face's ForCausalLMLoss: logits.float(); autocast's fp32 cross entropy): while log_softmax runs, the 16-bit
+  // logits, their fp32 copy and the fp32 log-probabilities it saves coexist, 2 + 4 + 4 B per logit
+  // (output_activation_bytes). A compiled loss (torch.compile fuses the upcast into the softmax reductions) keeps 4.
+  bool eager_fp32_loss = false;
   // With --precision fp8, Transformer Engine's Linear / LayerNormLinear modules keep their GEMM input for the weight
   // gradient as the fp8 cast (1 B per element), not the 16-bit tensor (activations.cpp). Set for the Megatron stack.
   bool fp8_gemm_inputs = false;

@@ -34,6 +34,9 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   }
   // --fp8-params acts on the Megatron stack only (Transformer Engine modules; memory.cpp), so a sweep over schemes
   // whose default stack differs is not refused.
+  if (t.eager_loss && !t.compile)
+    throw InputError("--eager-loss says the loss is left out of --compile; without --compile every op is eager already "
+                     "(drop --eager-loss, or add --compile)");
   if (t.fp8_params && t.precision != Precision::FP8)
     throw InputError("--fp8-params needs --precision fp8 (Transformer Engine fp8 weights), got --precision " +
                      to_string(t.precision));
@@ -158,8 +161,11 @@ OptionTable<In> build_table() {
       "mbs", "--mbs", "micro-batch size", "sequences", "1", kMaxCount, [](In& x, std::int64_t v) { x.train.mbs = v; },
       [](const In& x) -> std::optional<std::int64_t> { return x.train.mbs; }, P | R));
   t.push_back(choice<In>(
-      "recompute", "--recompute", "activation recomputation (selective: the attention core only)",
-      {"none", "selective", "full"}, "none", [](In& x, const std::string& v) { x.train.recompute = parse_recompute(v); },
+      "recompute", "--recompute",
+      "activation recomputation (selective: the attention core only, or Megatron-Core's --recompute-modules; op: "
+      "torchtitan's per-op selective checkpointing on the PyTorch stack — every second matmul and the element-wise ops "
+      "of each block recomputed, the other matmuls' and the attention's outputs saved)",
+      {"none", "selective", "full", "op"}, "none", [](In& x, const std::string& v) { x.train.recompute = parse_recompute(v); },
       [](const In& x) -> std::optional<std::string> { return to_string(x.train.recompute); }, P | R));
   t.push_back(text<In>(
       "recompute_modules", "--recompute-modules",
@@ -329,6 +335,12 @@ OptionTable<In> build_table() {
       "the block from its generated wrapper; without it the stack runs eager ATen ops (RMSNorm's fp32 composite, the "
       "complex-number RoPE, the activation and product apart), each launched from Python",
       [](In& x) { x.train.compile = true; }, [](const In& x) { return x.train.compile; }, P | S));
+  t.push_back(flag<In>(
+      "eager_loss", "--eager-loss",
+      "with --compile: the loss is not compiled with the blocks (torchtitan before 2025-04, whose train.py left "
+      "torch.compile(loss_fn) commented out): its cross entropy over the fp32-upcast logits holds 2 + 4 + 4 B per "
+      "logit while log_softmax runs instead of a compiled loss's 4",
+      [](In& x) { x.train.eager_loss = true; }, [](const In& x) { return x.train.eager_loss; }, P | S));
   // Mixture of experts (issue 10): what Megatron-Core's MoE flags say; dense models ignore them.
   t.push_back(number<In>(
       "moe_imbalance", "--moe-imbalance",

@@ -25,7 +25,7 @@
 //        stage: ep every divisor of the routed experts, etp 1 and tp (any listed values with --ep / --etp), with
 //        ep·etp dividing tp·cp·dp; ep > 1 only with the Megatron stack's schemes (zero0, zero1) unless --zero lists
 //        schemes (Megatron-Core's expert parallelism runs under its DDP / distributed optimizer).
-//   recompute none, selective, full.
+//   recompute none, selective, full (and op, torchtitan's per-op policy, when --recompute lists it).
 //   sp   off, and on when tp > 1 and tp divides the tokens per CP rank; MoE models with tp > 1 only on (Megatron-Core
 //        requires sequence parallelism with MoE and tensor parallelism) unless --sp lists off.
 // Precision and the remaining TrainingConfig fields come from `base`. Every candidate passes validate_plan.
@@ -178,8 +178,11 @@ std::vector<Candidate> enumerate_space(const ModelSpec& m, const Hardware& hw, i
               }
               }
               for (const Plan& plan : plans)
-                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full, Recompute::Op}) {
                   if (!allowed(f.recompute, r)) continue;
+                  // torchtitan's per-op policy only when --recompute lists it (a PyTorch-stack policy; plan_error
+                  // below drops it on the other stacks).
+                  if (r == Recompute::Op && f.recompute.empty()) continue;
                   for (int sp = 0; sp <= (tp > 1 ? 1 : 0); ++sp) {
                     if (!allowed(f.sp, sp)) continue;
                     if (m.is_moe() && tp > 1 && sp == 0 && f.sp.empty()) continue;

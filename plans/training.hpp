@@ -137,6 +137,7 @@ struct TrainingConfig {
   bool compile = false;               // PyTorch stack: the blocks compiled with torch.compile (Inductor's fused
                                       // kernels launched from its wrapper); off: eager ATen ops (costs/layer.cpp
                                       // pytorch_eager_work, costs/host.cpp)
+  bool eager_loss = false;            // with compile: the loss left eager (torchtitan < 2025-04); memory only
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

@@ -204,6 +204,7 @@ std::string to_string(Recompute r) {
     case Recompute::None: return "none";
     case Recompute::Selective: return "selective";
     case Recompute::Full: return "full";
+    case Recompute::Op: return "op";
   }
   return "?";
 }
@@ -220,7 +221,8 @@ Recompute parse_recompute(const std::string& s) {
   if (l == "none") return Recompute::None;
   if (l == "selective") return Recompute::Selective;
   if (l == "full") return Recompute::Full;
-  throw InputError("--recompute '" + shown(s) + "' is not valid (choose none, selective or full)");
+  if (l == "op") return Recompute::Op;
+  throw InputError("--recompute '" + shown(s) + "' is not valid (choose none, selective, full or op)");
 }
 
 std::string to_string(RecomputeModules r) {

@@ -15,7 +15,11 @@ constexpr double kGB = 1e9;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 enum class Precision { BF16, FP16, FP8, FP32 };
-enum class Recompute { None, Selective, Full };
+// Op: torchtitan's per-op selective activation checkpointing (activation_checkpoint.mode "selective",
+// selective_ac_option "op"; the PyTorch stack): each block is checkpointed with a policy that saves the outputs of
+// aten.mm — except every second one of the block —, of scaled_dot_product_attention and of the TP reduce-scatters,
+// and recomputes everything else (torchtitan/models/llama3/parallelize_llama.py _save_list / _custom_policy).
+enum class Recompute { None, Selective, Full, Op };
 
 // Megatron-Core's selective recompute by module (--recompute-granularity selective --recompute-modules …;
 // megatron/core/transformer/transformer_config.py `recompute_modules`, default ["core_attn"]). A bit set; only read

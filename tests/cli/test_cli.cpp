@@ -265,6 +265,14 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(mb.clean_error());
   CHECK(mb.err.find("--bf16-optimizer") != std::string::npos);
   CHECK(run_parsim("sweep --help").out.find("--adam-moments") != std::string::npos);
+  // --recompute op (torchtitan's per-op checkpointing) is the PyTorch stack's: on the Megatron stack a one-line error;
+  // --eager-loss without --compile says nothing and is refused.
+  const Run op = run_parsim("--model llama7b --plan tp8pp2dp4 --recompute op");
+  CHECK(op.clean_error());
+  CHECK(op.err.find("--recompute op is torchtitan's per-op selective checkpointing (--stack pytorch)") != std::string::npos);
+  CHECK(run_parsim("--model llama7b --plan dp8fsdp --recompute op").status == 0);
+  CHECK(run_parsim("--model llama7b --plan dp8fsdp --eager-loss").clean_error());
+  CHECK(run_parsim("--model llama7b --plan dp8fsdp --compile --eager-loss").status == 0);
 }
 
 TEST_CASE("predict --svg writes the picture of the step; an unwritable path is a one-line error") {

@@ -143,3 +143,26 @@ TEST_CASE("fp8 with Transformer Engine keeps GEMM-only inputs in fp8") {
   o.precision = Precision::BF16;
   CHECK(activation_bytes_per_layer(m, 1, 4096, o) == doctest::Approx(32.125 * sbh + 4 * a * s));
 }
+
+TEST_CASE("torchtitan's per-op checkpointing (--recompute op) keeps the saved ops' outputs") {
+  // Llama 3 8B: h 4096, a 32 heads of d 128, 8 KV heads (kv·d = 1024), gated FFN f 14,336, bf16 (e = 2), flash.
+  // The policy saves per block the checkpoint input x (h), the outputs of the 1st, 3rd, 5th and 7th matmuls — wq (a·d
+  // = h), wv (kv·d), w1 (f), w2 (h) — and the attention output (a·d = h) with its fp32 logsumexp (4 B per head):
+  // t = 1: e·(4h + kv·d + f) = 2·(16,384 + 1,024 + 14,336) = 63,488 B per token, + 4·32 = 128 B.
+  const ModelSpec m = resolve_model("llama3-8b");
+  const double s = 8192, b = 2, sb = s * b;
+  CHECK(activation_bytes_per_layer(m, 2, 8192, opts(1, false, Recompute::Op, true)) ==
+        doctest::Approx(sb * (63488.0 + 128.0)));
+  // tp 2 with SP: x is the SP shard (h/2), wq and the attention output a/2·d each, wv kv/2·d, w1 f/2, w2's output
+  // before its reduce-scatter the full h, and the two reduce-scatters' outputs h/2 each:
+  // e·(2048 + 2·2048 + 512 + 7168 + 4096 + 2·2048) = 2·22,016 = 44,032 B per token, + 4·16 = 64 B.
+  CHECK(activation_bytes_per_layer(m, 2, 8192, opts(2, true, Recompute::Op, true)) ==
+        doctest::Approx(sb * (44032.0 + 64.0)));
+  // Between full recompute (the input only) and selective (Megatron: everything but the attention core) here.
+  const double op = activation_bytes_per_layer(m, 2, 8192, opts(1, false, Recompute::Op, true));
+  CHECK(op > activation_bytes_per_layer(m, 2, 8192, opts(1, false, Recompute::Full, true)));
+  CHECK(op < activation_bytes_per_layer(m, 2, 8192, opts(1, false, Recompute::Selective, true)));
+  // While a layer's backward runs, the recomputed tensors exist again: the no-recompute footprint less the kept.
+  CHECK(activation_working_bytes(m, 2, 8192, opts(1, false, Recompute::Op, true)) ==
+        doctest::Approx(activation_bytes_per_layer(m, 2, 8192, opts(1, false, Recompute::None, true)) - op));
+}

@@ -136,3 +136,13 @@ TEST_CASE("layer_work: bad degrees are InputErrors") {
   CHECK_THROWS_AS(layer_work(m, 1, 4095, 1, 2, false, Precision::BF16), InputError);  // s not divisible by cp
   CHECK_THROWS_AS(lm_head_gemm(m, 0, 4096, 1, 1), InputError);
 }
+
+TEST_CASE("torchtitan's per-op checkpointing recomputes wk, wo and w3") {
+  // Llama 3 8B, per token and layer: wk 2·h·kv·d = 2·4096·1024, wo 2·(a·d)·h = 2·4096², w3 2·h·f = 2·4096·14,336
+  // = 8,388,608 + 33,554,432 + 117,440,512 = 159,383,552 FLOPs of recomputed forward, × 32 layers × tokens.
+  const ModelSpec m = resolve_model("llama3-8b");
+  const double tokens = 2 * 8192.0, per_layer = 2.0 * 4096 * 1024 + 2.0 * 4096 * 4096 + 2.0 * 4096 * 14336;
+  CHECK(per_layer == 159383552.0);
+  CHECK(hardware_flops(m, 2, 8192, Recompute::Op) - hardware_flops(m, 2, 8192, Recompute::None) ==
+        doctest::Approx(32 * tokens * per_layer).epsilon(1e-9));
+}

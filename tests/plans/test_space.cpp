@@ -60,6 +60,13 @@ TEST_CASE("sharding, recompute and sp multiply the space as documented") {
   for (const auto& c : space16) saw_hsdp4 |= c.plan.to_string() == "tp2pp1dp8hsdp4";
   CHECK(saw_hsdp4);
   for (const auto& c : space) CHECK((!c.train.sp || c.plan.tp > 1));
+  // torchtitan's per-op checkpointing joins only when --recompute lists it, and only on the PyTorch stack's schemes
+  // (zero2, zero3, fsdp: plan_error drops it for zero0/zero1, whose default stack is Megatron): tp1 3 + tp2 3·2 = 9.
+  SpaceFilter o = f;
+  o.recompute = {Recompute::Op};
+  const auto op_space = enumerate_space(test::llama2_7b(), test::node_of(8), 8, test::train(4096, 8), o);
+  CHECK(op_space.size() == 9);
+  for (const auto& c : op_space) CHECK(c.train.stack == Stack::PyTorch);
 }
 
 TEST_CASE("llama3-70b on 512 GPUs: every candidate valid, unique, deterministic, filters honoured") {

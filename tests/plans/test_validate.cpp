@@ -153,6 +153,25 @@ TEST_CASE("warnings: uneven chunks, few micro-batches, sharding over one rank, Z
   CHECK(plan_warnings(parse_plan("tp8pp2dp4"), test::llama2_7b(), h100, test::train(4096, 1024)).empty());
 }
 
+TEST_CASE("--recompute op: torchtitan's per-op policy, on the PyTorch stack's dense blocks only, one line each") {
+  CHECK(parse_recompute("op") == Recompute::Op);
+  CHECK(to_string(Recompute::Op) == "op");
+  CHECK(error_of([] { parse_recompute("sac"); }) ==
+        "--recompute 'sac' is not valid (choose none, selective, full or op)");
+  TrainingConfig t = test::train(4096, 1024);
+  t.recompute = Recompute::Op;
+  t.stack = Stack::PyTorch;
+  CHECK(err("dp8fsdp", test::llama2_7b(), test::node_of(8), t) == "<no error>");
+  t.stack = Stack::Megatron;
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), test::node_of(8), t) ==
+        Contains("--recompute op is torchtitan's per-op selective checkpointing (--stack pytorch), got --stack megatron"));
+  t.stack = Stack::PyTorch;
+  t.flash_attention = false;
+  CHECK(err("dp8fsdp", test::llama2_7b(), test::node_of(8), t) == Contains("--attention unfused"));
+  t.flash_attention = true;
+  CHECK(err("dp8fsdp", test::mixtral_8x7b(), test::node_of(8), t) == Contains("has expert layers"));
+}
+
 TEST_CASE("--recompute-modules: Megatron-Core's module names and its own validation, one line each") {
   // transformer_config.py: the allowed modules; mla_up_proj only with multi-latent attention; shared_experts not with
   // --moe-shared-expert-overlap; moe not with --overlap-moe-expert-parallel-comm. parsim also names the no-ops.

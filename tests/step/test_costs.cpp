@@ -129,6 +129,29 @@ TEST_CASE("recompute: PyTorch's non-reentrant checkpoint stops before the block'
   const StepCosts reent = compute_step_costs(pt(Recompute::Full, Precision::BF16, true));
   CHECK(reent.layer.bwd.compute_s ==
         doctest::Approx(none.layer.bwd.compute_s + none.layer.fwd.compute_s).epsilon(1e-12));
+
+  // torchtitan's per-op checkpointing (--recompute op): the backward re-runs wk, wo and w3 — Llama-2-7B (a = kv = 32
+  // heads of 128): wk and wo 4096×4096×4096, w3 4096×11008×4096 (m = s = 4096 tokens) — and every element-wise kernel
+  // of the forward, not the attention core nor wq, wv, w1, w2. The element-wise time E is what the forward spends
+  // beyond its GEMMs G (qkv 4096×12288×4096, out 4096², gate+up 4096×22016×4096, down 4096×4096×11008) and the
+  // attention core, the latter being exactly what selective recompute adds: E = fwd − G − (sel − none).
+  const Hardware pth = hardware_for_stack(sc.hw, "pytorch");
+  const double slow8 = slowest_gpu_factor(sc.hw, 8);
+  auto g = [&](std::int64_t m, std::int64_t n, std::int64_t k) {
+    return gemm_time_s(pth, m, n, k, Precision::BF16, true) * slow8;
+  };
+  const StepCosts sel = compute_step_costs(pt(Recompute::Selective, Precision::BF16));
+  const StepCosts op = compute_step_costs(pt(Recompute::Op, Precision::BF16));
+  const double G = g(4096, 12288, 4096) + g(4096, 4096, 4096) + g(4096, 22016, 4096) + g(4096, 4096, 11008);
+  const double attn = sel.layer.bwd.compute_s - none.layer.bwd.compute_s;
+  const double elem = none.layer.fwd.compute_s - G - attn;
+  CHECK(attn > 0);
+  CHECK(elem > 0);
+  CHECK(op.layer.bwd.compute_s - none.layer.bwd.compute_s ==
+        doctest::Approx(g(4096, 4096, 4096) + g(4096, 4096, 4096) + g(4096, 11008, 4096) + elem).epsilon(1e-9));
+  // It re-runs no communication on tp1, and the forward is unchanged.
+  CHECK(op.layer.bwd.tp_s == none.layer.bwd.tp_s);
+  CHECK(op.layer.fwd.compute_s == none.layer.fwd.compute_s);
 }
 
 TEST_CASE("GEMM work of a layer: forward, dgrad and wgrad from the shapes") {

@@ -538,6 +538,18 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
       }
     }
     rec = conv(sel);
+  } else if (tr.recompute == Recompute::Op) {
+    // torchtitan's per-op checkpointing: the checkpoint re-runs the block's forward under its policy, every op issued
+    // again except that the saved ones (4 matmuls, scaled_dot_product_attention, the reduce-scatters) return their
+    // cached outputs without a kernel; the TP all-gathers are issued again. Eager: the forward's host work less those
+    // calls' kernels (their Python and dispatch still run). Compiled: the recompute is part of AOTAutograd's compiled
+    // backward — its kernels launched from the wrapper (3 GEMMs and the ≈ 5 fused element-wise kernels of the
+    // forward).
+    const double tp_ag = c.sc.plan.tp > 1 && tr.sp ? 2.0 : 0.0;
+    Piece op;
+    if (tr.compile) op = {(3 + 5) * kCublas, 3 + 5, tp_ag};
+    else op = {L.fwd.us, std::max(0.0, L.fwd.kernels - 5), tp_ag};
+    rec = conv(op);
   }
   add_host(layer.bwd, rec);
   add_host(layer.bwd_input, rec);

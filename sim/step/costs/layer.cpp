@@ -729,6 +729,39 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // softmax, ·V). It precedes the input gradient.
   PassCost selective;
   if (tr.recompute == Recompute::Selective) selective = selective_recompute(c, kind, lw, attn_f, tp_f, ep);
+  // torchtitan's per-op checkpointing (--recompute op; plans/validate.cpp admits the dense layers of the PyTorch
+  // stack): the backward re-runs the block's forward less what the policy saved (models/activations.cpp) — the 2nd,
+  // 4th and 6th matmuls of the block in issue order (wk: the KV columns of the QKV GEMM; wo; w3, half of the gated
+  // FC1, or a plain FFN's fc2), timed by shape as the forward times them, with their fp8 input casts; every
+  // element-wise kernel of the forward (norms, RoPE, the activation, residual adds: elem_f); and with TP the two
+  // all-gathers of the SP-sharded norm outputs (the reduce-scatters' outputs are saved). Not the attention core
+  // (its output is saved) nor the 1st, 3rd, 5th and 7th matmuls.
+  PassCost op_recompute;
+  if (tr.recompute == Recompute::Op) {
+    double g = 0, cast = 0;
+    int casts = 0;
+    const double cbytes = hw.gpu.compute.fp8_cast_bytes_per_element;
+    auto rerun = [&](std::int64_t M, std::int64_t N, std::int64_t K) {
+      g += gemm_time_s(hw, M, N, K, tr.precision, true);
+      if (tr.precision == Precision::FP8) {
+        cast += cbytes * (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * static_cast<double>(N));
+        casts += 2;
+      }
+    };
+    std::int64_t q_cols = 0;  // a/t·d: the output projection's input width
+    for (const GemmShape& gs : lw.gemms)
+      if (std::strcmp(gs.name, "out_proj") == 0) q_cols = gs.k;
+    for (const GemmShape& gs : lw.gemms) {
+      if (std::strcmp(gs.name, "qkv") == 0) rerun(gs.m, (gs.n - q_cols) / 2, gs.k);  // wk: (a + 2·kv)·d − a·d, halved
+      else if (std::strcmp(gs.name, "out_proj") == 0) rerun(gs.m, gs.n, gs.k);
+      else if (std::strcmp(gs.name, "ffn_in") == 0 && m.gated()) rerun(gs.m, gs.n / 2, gs.k);  // w3
+      else if (std::strcmp(gs.name, "ffn_out") == 0 && !m.gated()) rerun(gs.m, gs.n, gs.k);   // fc2
+    }
+    op_recompute.compute_s = g + elem_f + (casts > 0 ? memory_bound_time_s(hw, cast, casts) : 0.0);
+    if (t > 1 && tr.sp)
+      add_tp_comm(c, op_recompute, 2 * group_collective_s(c, Collective::AllGather, A, c.tp_group), g,
+                  TpPass::Backward);
+  }
   // Full recompute on the PyTorch-native stack is torch.utils.checkpoint in its non-reentrant form — what the FSDP
   // activation-checkpoint wrappers run: torchtitan's ptd_checkpoint_wrapper, llm-foundry/Composer with
   // activation_checkpointing_reentrant: false (every benchmark yaml of scripts/train/yamls/pretrain/mpt-*.yaml), and
@@ -762,6 +795,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   auto add_recompute = [&](PassCost& p) {
     if (tr.recompute == Recompute::Full) p += recompute_full;
     else if (tr.recompute == Recompute::Selective) p += selective;
+    else if (tr.recompute == Recompute::Op) p += op_recompute;
   };
 
   PassCost& bwd = out.bwd;
