@@ -336,6 +336,12 @@ OptionTable<In> build_table() {
       "complex-number RoPE, the activation and product apart), each launched from Python",
       [](In& x) { x.train.compile = true; }, [](const In& x) { return x.train.compile; }, P | S));
   t.push_back(flag<In>(
+      "fused_rmsnorm", "--fused-rmsnorm",
+      "eager PyTorch stack: each RMSNorm one fused kernel forward and one backward (torchtitan's 2024 norm_type "
+      "fused_rmsnorm, a Triton kernel; Liger's or Apex's fused RMSNorm) instead of the fp32 composite of eager ATen "
+      "ops (no effect with --compile, which fuses it anyway, nor on the Megatron stacks)",
+      [](In& x) { x.train.fused_rmsnorm = true; }, [](const In& x) { return x.train.fused_rmsnorm; }, P | S));
+  t.push_back(flag<In>(
       "eager_loss", "--eager-loss",
       "with --compile: the loss is not compiled with the blocks (torchtitan before 2025-04, whose train.py left "
       "torch.compile(loss_fn) commented out): its cross entropy over the fp32-upcast logits holds 2 + 4 + 4 B per "

@@ -138,6 +138,8 @@ struct TrainingConfig {
                                       // kernels launched from its wrapper); off: eager ATen ops (costs/layer.cpp
                                       // pytorch_eager_work, costs/host.cpp)
   bool eager_loss = false;            // with compile: the loss left eager (torchtitan < 2025-04); memory only
+  bool fused_rmsnorm = false;         // eager PyTorch stack: RMSNorm as one fused kernel each way (torchtitan 2024
+                                      // norm_type fused_rmsnorm, Liger, Apex), not the fp32 composite
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

@@ -355,6 +355,18 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
   const StepCosts m0 = compute_step_costs(llama(Stack::Megatron, false)), m1 = compute_step_costs(llama(Stack::Megatron, true));
   CHECK(m0.layer.fwd.compute_s == m1.layer.fwd.compute_s);
   CHECK(m0.layer.fwd.host_s == m1.layer.fwd.host_s);
+  // --fused-rmsnorm (torchtitan's 2024 Triton RMSNorm, Liger, Apex) in eager mode: the two norms' composite is gone —
+  // 1,073,741,824 B and 14 kernels less per layer forward (twice that backward); RoPE and SwiGLU stay eager.
+  Scenario fused = eager;
+  fused.train.fused_rmsnorm = true;
+  const StepCosts kf = compute_step_costs(fused);
+  CHECK(ke.layer.fwd.compute_s - kf.layer.fwd.compute_s == doctest::Approx(1073741824.0 / Bps + 14 * gap).epsilon(1e-6));
+  CHECK(ke.layer.bwd.compute_s - kf.layer.bwd.compute_s ==
+        doctest::Approx(2 * 1073741824.0 / Bps + 28 * gap).epsilon(1e-6));
+  // Compiled, the norms are fused already: the flag changes nothing.
+  Scenario fused_c = llama(Stack::PyTorch, true);
+  fused_c.train.fused_rmsnorm = true;
+  CHECK(compute_step_costs(fused_c).layer.fwd.compute_s == kc.layer.fwd.compute_s);
 }
 
 TEST_CASE("PyTorch DDP: autocast over fp32 parameters — the fp32 residual stream and the weights' 16-bit copies") {

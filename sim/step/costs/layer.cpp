@@ -153,7 +153,8 @@ MemoryWork pytorch_eager_work(const Scenario& sc, const LayerWork& lw, bool moe)
   const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
   const double qk = tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim);
   MemoryWork w;
-  if (m.norm == NormKind::RMSNorm) {
+  // (--fused-rmsnorm: each RMSNorm is one fused kernel, layer_work's 2e per element, as compiled.)
+  if (m.norm == NormKind::RMSNorm && !tr.fused_rmsnorm) {
     w.bytes += m.norm_layers * hidden_tokens * h * (2 * e + 28);
     w.kernels += 7 * m.norm_layers;
     if (m.qk_norm != QkNorm::None) {
