@@ -78,6 +78,20 @@ TEST_CASE("advice for a plan that does not fit: the deficit and what each remedy
   CHECK(zero1->enough == (zero1->freed_gib >= deficit));
   // Remedies are listed largest saving first.
   for (std::size_t i = 1; i < a.remedies.size(); ++i) CHECK(a.remedies[i - 1].freed_gib >= a.remedies[i].freed_gib);
+  // torchtitan's per-op checkpointing is offered on the PyTorch stack only (the Megatron DDP plan above has none) and
+  // frees what the same plan with --recompute op no longer requires.
+  for (const auto& r : a.remedies) CHECK(r.change != "--recompute op");
+  Scenario pt = c.scenario;
+  pt.train.stack = Stack::PyTorch;
+  const double before = estimate_memory(pt).required_gib;
+  Scenario op = pt;
+  op.train.recompute = Recompute::Op;
+  const Advice ap = advise(pt, c.report);
+  const MemoryRemedy* per_op = nullptr;
+  for (const auto& r : ap.remedies)
+    if (r.change == "--recompute op") per_op = &r;
+  REQUIRE(per_op);
+  CHECK(per_op->freed_gib == doctest::Approx(before - estimate_memory(op).required_gib).epsilon(1e-9));
 }
 
 TEST_CASE("the largest micro-batch that fits: it fits, the next candidate does not") {
