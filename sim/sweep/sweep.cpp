@@ -208,7 +208,10 @@ std::string filter_text(const SpaceFilter& f) {
 
 std::string stacks_text(const std::vector<Stack>& stacks) {
   std::string s;
-  for (Stack k : stacks) s += (s.empty() ? "" : ",") + to_string(k);
+  for (Stack k : stacks) {
+    if (!s.empty()) s += ',';
+    s += to_string(k);
+  }
   return s;
 }
 
@@ -236,6 +239,16 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
 
   // Space: the plan space once per stack compared (stack-major, so each stack's candidates keep the space's order).
   const std::vector<Stack> stacks = sweep_stacks(setup);
+  // --recompute op is torchtitan's per-op checkpointing, a PyTorch-stack policy: a sweep whose stacks exclude it would
+  // drop those candidates without a word.
+  const auto& rf = setup.filter.recompute;
+  if (std::find(rf.begin(), rf.end(), Recompute::Op) != rf.end() &&
+      std::find(stacks.begin(), stacks.end(), Stack::PyTorch) == stacks.end()) {
+    std::string msg = "--recompute op is torchtitan's per-op checkpointing on the PyTorch stack, but this sweep compares --stack ";
+    msg += stacks_text(stacks);
+    msg += " (add --stack pytorch)";
+    throw InputError(msg);
+  }
   std::vector<Candidate> space;
   for (Stack k : stacks) {
     TrainingConfig t = base.train;

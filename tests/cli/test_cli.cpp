@@ -273,6 +273,10 @@ TEST_CASE("validate and sweep take the same scenario options as predict (one tab
   CHECK(run_parsim("--model llama7b --plan dp8fsdp --recompute op").status == 0);
   CHECK(run_parsim("--model llama7b --plan dp8fsdp --eager-loss").clean_error());
   CHECK(run_parsim("--model llama7b --plan dp8fsdp --compile --eager-loss").status == 0);
+  // A sweep asked for --recompute op without the PyTorch stack among its stacks says so instead of dropping them.
+  const Run sop = run_parsim("sweep --model llama7b --gpus 8 --zero fsdp --recompute op --gbs 16");
+  CHECK(sop.clean_error());
+  CHECK(sop.err.find("add --stack pytorch") != std::string::npos);
 }
 
 TEST_CASE("predict --svg writes the picture of the step; an unwritable path is a one-line error") {
