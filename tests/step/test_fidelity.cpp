@@ -207,6 +207,30 @@ TEST_CASE("fsdp on the Megatron stack is Megatron-FSDP, on the PyTorch stack PyT
   CHECK(grad_wire_bytes(Sharding::Zero1, Precision::BF16, Stack::Megatron, false) == 2);
 }
 
+TEST_CASE("PyTorch FSDP under pipeline parallelism holds its stage's parameters and gradients across micro-batches") {
+  // llama2-7b (32 layers of layer_params, embedding and LM head 32000 × 4096 each), seq 4096, mbs 1, 8 micro-batches,
+  // pp2 × dp4 FSDP on 8 H100. torchtitan shards with reshard_after_forward=False under PP and torch.distributed
+  // .pipelining syncs gradients only in the last micro-batch: each stage keeps its 16 layers' parameters gathered in
+  // 16 bits from its first forward to its last backward, and its unsharded 16-bit gradients from its first backward
+  // on — 2 × 2 B per stage parameter in buffers at the peak, where pp1 FSDP holds a layer or two at a time.
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "tp1pp2dp4fsdp";
+  in.train.seq = 4096;
+  in.train.gbs = 32;
+  in.train.mbs = 1;
+  in.train.stack = Stack::PyTorch;
+  const Scenario sc = resolve_scenario(in);
+  const StepCosts k = compute_step_costs(sc);
+  const StepReport r = evaluate(sc);
+  const double stage_params = 16 * k.layer_params;  // + the embedding (stage 0) or the LM head (stage 1)
+  CHECK(r.memory.buffers_gib * kGiB >= 2 * 2 * stage_params);
+  // pp1: per-pass gathers only — far less than the 16-layer stage's two copies.
+  in.plan = "tp1pp1dp8fsdp";
+  const StepReport r1 = evaluate(resolve_scenario(in));
+  CHECK(r1.memory.buffers_gib * kGiB < 2 * 2 * stage_params / 4);
+}
+
 TEST_CASE("memory beyond Korthikanti: TE workspace, fp8 weight caches, 16-bit gradient buffer") {
   // llama2-7b tp1 dp8 zero1 on H100 (Hopper): the TE cuBLAS workspace is 32 MiB; bf16 has no fp8 cache.
   ScenarioInput in;

@@ -16,7 +16,7 @@
 // fell back to 1 and S53 was predicted at 59 %); now each host-bound source is predicted with the factors the others
 // set (host_megatron without S53 from S54's Megatron-Core rows; host_legacy without S56 from S54's legacy rows). Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv, 490 rows): mean over 27 sources 8.7 % in sample, 9.7 % out of sample
+// Measured on this commit (parsim_accuracy --cv, 496 rows): mean over 27 sources 8.6 % in sample, 9.7 % out of sample
 // (S53 21.4 %, S54 25.0 %, S56 23.2 % out of sample). History — on 484 rows: 9.7 % in sample, 11.0 % out of
 // sample since the 80 vTrain Megatron-DeepSpeed runs on one 8-GPU A100 node joined (S56, small_models_a100.csv: GPT
 // 24 x 1024 / 24 x 2048, fp16, full recompute, tp 1-8, mbs 1-8 — the in-repo analogue of the held-out small-model

@@ -8,6 +8,7 @@
 #include <bit>
 #include <array>
 #include <cstring>
+#include <limits>
 
 namespace parsim {
 
@@ -309,6 +310,17 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   for (auto& v : ev) v.clear();
   const bool gather = sharding_traits(pl.sharding).param_gather == ParamGather::PerLayer && k.dp_group.size > 1;
   const double pwb = param_wire_bytes(sc.train.precision);
+  // PyTorch FSDP under pipeline parallelism (torchtitan: fully_shard(..., reshard_after_forward=not pp_enabled), and
+  // torch.distributed.pipelining syncs gradients only in the last micro-batch's backward): a stage's parameters stay
+  // gathered from its first forward to its last backward, and its unsharded 16-bit gradients accumulate from its first
+  // backward until the reduce-scatter after the last — held across the step, not per pass.
+  const bool keep_gathered = gather && P > 1 && sc.train.stack == Stack::PyTorch;
+  struct Held {
+    std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
+    std::int64_t first_bwd = std::numeric_limits<std::int64_t>::max(), last_bwd = std::numeric_limits<std::int64_t>::min();
+    std::vector<std::pair<int, double>> chunks;  // (first layer, gathered bytes) of each chunk of the stage
+  };
+  std::vector<Held> held(keep_gathered ? P : 0);
   const bool uniform = k.uniform();
   // Gathered parameters are held from the start of their all-gather to the end of the segment that uses them.
   // Events are emitted in compute-stream order (start events of a pass, then its end events), which is time order;
@@ -348,7 +360,18 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     const double retained =
         split ? (uniform ? layers * a.retained[0] : a.retained_range(k, ti.layer_begin, ti.layer_end)) + (has_embed ? a.w.embed : 0.0) + (has_head ? a.w.head : 0.0) : 0.0;
     auto& e = ev[s];
-    if (gather && reads_params) {
+    if (keep_gathered) {
+      Held& hd = held[s];
+      if (std::none_of(hd.chunks.begin(), hd.chunks.end(), [&](const auto& c) { return c.first == ti.layer_begin; }))
+        hd.chunks.emplace_back(ti.layer_begin, gathered);
+      hd.first = std::min(hd.first, tl.start[id]);
+      hd.last = std::max(hd.last, tl.end[id]);
+      if (makes_grads) {
+        hd.first_bwd = std::min(hd.first_bwd, tl.start[id]);
+        hd.last_bwd = std::max(hd.last_bwd, tl.end[id]);
+      }
+    }
+    if (gather && !keep_gathered && reads_params) {
       if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
       else e.push_back({tl.start[id], gathered, 1});
     }
@@ -357,15 +380,27 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       if (has_head) e.push_back({tl.start[id], a.logits, 0});          // logits live until the head's backward
     } else {
       if (working) e.push_back({tl.start[id], working_set, 0});        // backward working set
-      if (gather && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
+      if (gather && !keep_gathered && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
       if (working) e.push_back({tl.end[id], -working_set, 0});
       if (ti.kind == TaskKind::Backward) e.push_back({tl.end[id], -stored, 0});
       if (ti.kind == TaskKind::BackwardInput) e.push_back({tl.end[id], retained - stored, 0});
       if (ti.kind == TaskKind::BackwardWeight) e.push_back({tl.end[id], -retained, 0});
       if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
-      if (gather && makes_grads) e.push_back({tl.end[id], -gathered, 1});
+      if (gather && !keep_gathered && makes_grads) e.push_back({tl.end[id], -gathered, 1});
     }
-    if (gather && reads_params) e.push_back({tl.end[id], -gathered, 1});
+    if (gather && !keep_gathered && reads_params) e.push_back({tl.end[id], -gathered, 1});
+  }
+  for (int s = 0; s < static_cast<int>(held.size()); ++s) {  // (sorted below with the stage's other events)
+    const Held& hd = held[s];
+    if (hd.chunks.empty()) continue;
+    double bytes = 0;
+    for (const auto& c : hd.chunks) bytes += c.second;
+    ev[s].push_back({hd.first, bytes, 1});
+    ev[s].push_back({hd.last, -bytes, 1});
+    if (hd.first_bwd <= hd.last_bwd) {
+      ev[s].push_back({hd.first_bwd, bytes, 1});
+      ev[s].push_back({hd.last_bwd, -bytes, 1});
+    }
   }
   auto by_time = [](const MemEvent& x, const MemEvent& y) { return x.t < y.t; };  // stable: compute events first
   for (int s = 0; s < P; ++s) {
