@@ -377,7 +377,7 @@ OptionTable<SweepRequest> build_sweep_table() {
     t.push_back(std::move(o));
   }
   t.push_back(text<R>(
-      "recompute", "--recompute", "filter: none,selective,full", "any",
+      "recompute", "--recompute", "filter: none,selective,full,op (op: torchtitan's per-op checkpointing, PyTorch stack; only when listed)", "any",
       [](R& r, const std::string& v) {
         r.setup.filter.recompute =
             parse_list<Recompute>(v, "--recompute", [](const std::string& x) { return parse_recompute(x); });
