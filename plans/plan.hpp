@@ -71,6 +71,9 @@ void validate_plan(const Plan& p, const ModelSpec& m, const Hardware& hw, const 
 // The same checks without throwing: the message validate_plan would throw, or nullopt when the plan is valid
 // (the sweep filters with it: no exceptions in the hot path).
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
+// --recompute op (torchtitan's per-op checkpointing) against the stack, the attention kernel and the layers: the
+// message plan_error gives, or nullopt where the settings admit it (also whenever t.recompute is not Op).
+std::optional<std::string> recompute_op_error(const ModelSpec& m, const TrainingConfig& t);
 // Non-fatal remarks worth reporting (e.g. "tp8 spans 2 nodes", "kv heads replicated 2x").
 std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 

@@ -68,28 +68,6 @@ std::optional<std::string> expert_plan_error(const Plan& p, const ModelSpec& m) 
 // plus what Megatron accepts silently as a no-op and parsim names instead: moe / moe_act / shared_experts on a model
 // without experts (no MoELayer to act on), shared_experts without shared experts, mlp when every layer is MoE
 // (transformer_layer.py sets recompute_mlp only for layers that are not MoE layers).
-// --recompute op is torchtitan's per-op policy for its dense blocks (parallelize_llama.py): the PyTorch stack,
-// standard attention through scaled_dot_product_attention's fused kernels (its output is one of the saved ops), no
-// expert layers (torchtitan's MoE models save grouped matmuls as well, a policy parsim does not price) and no MLA.
-std::optional<std::string> recompute_op_error(const ModelSpec& m, const TrainingConfig& t) {
-  if (t.recompute != Recompute::Op) return std::nullopt;
-  if (t.stack != Stack::PyTorch)
-    return "--recompute op is torchtitan's per-op selective checkpointing (--stack pytorch), got --stack " +
-           to_string(t.stack) + " (Megatron: --recompute selective with --recompute-modules)";
-  if (!t.flash_attention)
-    return "--recompute op saves the fused attention kernel's output; with --attention unfused there is none (choose "
-           "--attention flash, flash1 or cudnn, or another --recompute)";
-  for (const auto& kc : m.layer_kind_counts()) {
-    if (kc.first.ffn == FfnKind::MoE)
-      return "--recompute op is priced for dense blocks; " + model_name(m) +
-             " has expert layers (choose --recompute selective or full)";
-    if (kc.first.attention == AttentionKind::MLA)
-      return "--recompute op is priced for multi-head / grouped-query attention; " + model_name(m) +
-             " uses multi-latent attention (choose --recompute selective or full)";
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> recompute_modules_error(const ModelSpec& m, const TrainingConfig& t) {
   const RecomputeModules r = t.recompute_modules;
   if (r == RecomputeModules{}) return std::nullopt;
@@ -134,6 +112,28 @@ std::optional<std::string> recompute_modules_error(const ModelSpec& m, const Tra
 }
 
 }  // namespace
+
+// --recompute op is torchtitan's per-op policy for its dense blocks (parallelize_llama.py): the PyTorch stack,
+// standard attention through scaled_dot_product_attention's fused kernels (its output is one of the saved ops), no
+// expert layers (torchtitan's MoE models save grouped matmuls as well, a policy parsim does not price) and no MLA.
+std::optional<std::string> recompute_op_error(const ModelSpec& m, const TrainingConfig& t) {
+  if (t.recompute != Recompute::Op) return std::nullopt;
+  if (t.stack != Stack::PyTorch)
+    return "--recompute op is torchtitan's per-op selective checkpointing (--stack pytorch), got --stack " +
+           to_string(t.stack) + " (Megatron: --recompute selective with --recompute-modules)";
+  if (!t.flash_attention)
+    return "--recompute op saves the fused attention kernel's output; with --attention unfused there is none (choose "
+           "--attention flash, flash1 or cudnn, or another --recompute)";
+  for (const auto& kc : m.layer_kind_counts()) {
+    if (kc.first.ffn == FfnKind::MoE)
+      return "--recompute op is priced for dense blocks; " + model_name(m) +
+             " has expert layers (choose --recompute selective or full)";
+    if (kc.first.attention == AttentionKind::MLA)
+      return "--recompute op is priced for multi-head / grouped-query attention; " + model_name(m) +
+             " uses multi-latent attention (choose --recompute selective or full)";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
   const std::string plan = p.to_string();

@@ -1,6 +1,7 @@
 // parsim sim/present — advice from the simulated numbers, and plans side by side (advice.hpp).
 #include "sim/present/advice.hpp"
 
+#include "plans/plan.hpp"
 #include "plans/sharding.hpp"
 #include "sim/core/text.hpp"
 #include "sim/present/render.hpp"
@@ -190,11 +191,11 @@ Advice advise(const Scenario& sc, const StepReport& r) {
       remedy("selective recompute", [](Scenario& s) { s.train.recompute = Recompute::Selective; });
     if (t.recompute != Recompute::Full) remedy("full recompute", [](Scenario& s) { s.train.recompute = Recompute::Full; });
     // torchtitan's per-op checkpointing, where the stack and the layers admit it (plans/validate.cpp).
-    bool op_ok = t.stack == Stack::PyTorch && t.flash_attention && t.recompute != Recompute::Op &&
-                 t.recompute != Recompute::Full;
-    for (const auto& kc : sc.model.layer_kind_counts())
-      op_ok = op_ok && kc.first.ffn == FfnKind::Dense && kc.first.attention != AttentionKind::MLA;
-    if (op_ok) remedy("--recompute op", [](Scenario& s) { s.train.recompute = Recompute::Op; });
+    if (t.recompute != Recompute::Op && t.recompute != Recompute::Full) {
+      TrainingConfig op = t;
+      op.recompute = Recompute::Op;
+      if (!recompute_op_error(sc.model, op)) remedy("--recompute op", [](Scenario& s) { s.train.recompute = Recompute::Op; });
+    }
     if (p.dp > 1 && p.sharding == Sharding::None) remedy("zero1", [](Scenario& s) { s.plan.sharding = Sharding::Zero1; });
     if (p.dp > 1 && (p.sharding == Sharding::None || p.sharding == Sharding::Zero1))
       remedy("zero3 / fsdp", [](Scenario& s) { s.plan.sharding = Sharding::Zero3; });

@@ -315,6 +315,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
   // gathered from its first forward to its last backward, and its unsharded 16-bit gradients accumulate from its first
   // backward until the reduce-scatter after the last — held across the step, not per pass.
   const bool keep_gathered = gather && P > 1 && sc.train.stack == Stack::PyTorch;
+  const bool per_pass = gather && !keep_gathered;  // gathered per pass, freed at its end
   struct Held {
     std::int64_t first = std::numeric_limits<std::int64_t>::max(), last = std::numeric_limits<std::int64_t>::min();
     std::int64_t first_bwd = std::numeric_limits<std::int64_t>::max(), last_bwd = std::numeric_limits<std::int64_t>::min();
@@ -371,7 +372,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
         hd.last_bwd = std::max(hd.last_bwd, tl.end[id]);
       }
     }
-    if (gather && !keep_gathered && reads_params) {
+    if (per_pass && reads_params) {
       if (ti.gather != kNoTask) gathers[s].push_back({tl.start[ti.gather], gathered, 1});
       else e.push_back({tl.start[id], gathered, 1});
     }
@@ -380,15 +381,15 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
       if (has_head) e.push_back({tl.start[id], a.logits, 0});          // logits live until the head's backward
     } else {
       if (working) e.push_back({tl.start[id], working_set, 0});        // backward working set
-      if (gather && !keep_gathered && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
+      if (per_pass && makes_grads) e.push_back({tl.start[id], gathered, 1});  // unsharded gradients
       if (working) e.push_back({tl.end[id], -working_set, 0});
       if (ti.kind == TaskKind::Backward) e.push_back({tl.end[id], -stored, 0});
       if (ti.kind == TaskKind::BackwardInput) e.push_back({tl.end[id], retained - stored, 0});
       if (ti.kind == TaskKind::BackwardWeight) e.push_back({tl.end[id], -retained, 0});
       if (has_head && ti.kind != TaskKind::BackwardWeight) e.push_back({tl.end[id], -a.logits, 0});
-      if (gather && !keep_gathered && makes_grads) e.push_back({tl.end[id], -gathered, 1});
+      if (per_pass && makes_grads) e.push_back({tl.end[id], -gathered, 1});
     }
-    if (gather && !keep_gathered && reads_params) e.push_back({tl.end[id], -gathered, 1});
+    if (per_pass && reads_params) e.push_back({tl.end[id], -gathered, 1});
   }
   for (int s = 0; s < static_cast<int>(held.size()); ++s) {  // (sorted below with the stage's other events)
     const Held& hd = held[s];
