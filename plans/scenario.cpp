@@ -342,6 +342,13 @@ OptionTable<In> build_table() {
       "ops (no effect with --compile, which fuses it anyway, nor on the Megatron stacks)",
       [](In& x) { x.train.fused_rmsnorm = true; }, [](const In& x) { return x.train.fused_rmsnorm; }, P | S));
   t.push_back(flag<In>(
+      "no_rope_fusion", "--no-rope-fusion",
+      "Megatron-Core stacks (no effect on others): the rotary embedding through rope_utils.py's unfused PyTorch ops "
+      "instead of Transformer Engine's fused kernel (Megatron-LM --no-rope-fusion; Megatron-Bridge turns the fusion "
+      "off for every position embedding but plain rope, e.g. GPT-OSS's yarn): 10 B per rotated element more forward "
+      "and 12 B backward at 16 bit, in 17 kernels more per layer and micro-batch",
+      [](In& x) { x.train.rope_fusion = false; }, [](const In& x) { return !x.train.rope_fusion; }, P | S));
+  t.push_back(flag<In>(
       "eager_loss", "--eager-loss",
       "with --compile: the loss is not compiled with the blocks (torchtitan before 2025-04, whose train.py left "
       "torch.compile(loss_fn) commented out): its cross entropy over the fp32-upcast logits holds 2 + 4 + 4 B per "

@@ -140,6 +140,9 @@ struct TrainingConfig {
   bool eager_loss = false;            // with compile: the loss left eager (torchtitan < 2025-04); memory only
   bool fused_rmsnorm = false;         // eager PyTorch stack: RMSNorm as one fused kernel each way (torchtitan 2024
                                       // norm_type fused_rmsnorm, Liger, Apex), not the fp32 composite
+  bool rope_fusion = true;            // Megatron-Core stacks: RoPE as Transformer Engine's fused kernel (Megatron
+                                      // --apply-rope-fusion, the default); off (--no-rope-fusion): rope_utils.py's
+                                      // unfused ops (sim/step/costs/layer.cpp unfused_rope_work)
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest

@@ -369,6 +369,59 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
   CHECK(compute_step_costs(fused_c).layer.fwd.compute_s == kc.layer.fwd.compute_s);
 }
 
+TEST_CASE("--no-rope-fusion: Megatron-Core's unfused rotary embedding (rope_utils.py) against TE's fused kernel") {
+  // llama3-8b (h 4096, a = 32 query heads, kv = 8 KV heads of d 128, RoPE), seq 4096, mbs 1, bf16 (e = 2 B), one
+  // H100 (world 1: no slowest-GPU factor), the Megatron stack; T = 4096 tokens per layer pass.
+  auto llama = [](bool fusion, const std::string& model = "llama3-8b") {
+    ScenarioInput in;
+    in.model = model;
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 4096;
+    in.train.gbs = 1;
+    in.train.rope_fusion = fusion;
+    return resolve_scenario(in);
+  };
+  const Scenario fused = llama(true);
+  const StepCosts kf = compute_step_costs(fused), ku = compute_step_costs(llama(false));
+  const double Bps = fused.hw.gpu.hbm_bandwidth_Bps * fused.hw.gpu.compute.hbm_efficiency;
+  const double gap = fused.hw.gpu.compute.kernel_overhead_s;
+  // Rotated elements: T · (a + kv) · d = 4096 · 40 · 128 = 20,971,520. Beyond the fused kernel's 2e each way
+  // (costs/layer.cpp unfused_rope_work): forward 10e = 20 B per element, 419,430,400 B, in 2 · 11 = 22 kernels (per
+  // tensor the 6 small cos/sin kernels and 5 of the 6 ops on the tensor); backward 12e = 24 B, 503,316,480 B, in
+  // 2 · 6 = 12 kernels — its own traffic, not the generic 2× of the forward's.
+  const double rotated = 4096.0 * 40 * 128;
+  CHECK(rotated == 20971520.0);
+  CHECK(ku.layer.fwd.compute_s - kf.layer.fwd.compute_s == doctest::Approx(419430400.0 / Bps + 22 * gap).epsilon(1e-6));
+  CHECK(ku.layer.bwd.compute_s - kf.layer.bwd.compute_s == doctest::Approx(503316480.0 / Bps + 12 * gap).epsilon(1e-6));
+  // The input-gradient half carries it (the RoPE backward is on the path to the previous layer), the weight half not.
+  CHECK(ku.layer.bwd_input.compute_s - kf.layer.bwd_input.compute_s ==
+        doctest::Approx(503316480.0 / Bps + 12 * gap).epsilon(1e-6));
+  CHECK(ku.layer.bwd_weight.compute_s == kf.layer.bwd_weight.compute_s);
+  // On H100 (3,350 GB/s × 0.87) the forward's bytes are ≈ 0.144 ms of the layer's forward.
+  CHECK(419430400.0 / Bps == doctest::Approx(0.1439e-3).epsilon(0.01));
+  // The host issues 2 · 11 ops and kernels more forward (12 ops per tensor instead of TE's 1) and 12 kernels more
+  // backward (7 per tensor instead of 1).
+  CHECK(ku.layer.fwd.kernels - kf.layer.fwd.kernels == doctest::Approx(22));
+  CHECK(ku.layer.bwd.kernels - kf.layer.bwd.kernels == doctest::Approx(12));
+  CHECK(ku.layer.fwd.host_s > kf.layer.fwd.host_s);
+  // Other stacks price their own RoPE: the flag changes nothing on the PyTorch stack.
+  ScenarioInput pt;
+  pt.model = "llama3-8b";
+  pt.plan = "tp1pp1dp1";
+  pt.train.seq = 4096;
+  pt.train.gbs = 1;
+  pt.train.stack = Stack::PyTorch;
+  const double pt_fused = compute_step_costs(resolve_scenario(pt)).layer.fwd.compute_s;
+  pt.train.rope_fusion = false;
+  CHECK(compute_step_costs(resolve_scenario(pt)).layer.fwd.compute_s == pt_fused);
+  // A model without a rotary embedding, on the Megatron stack: a one-line error.
+  ScenarioInput gpt;
+  gpt.model = "gpt3-175b";
+  gpt.plan = "tp8pp8dp1";
+  gpt.train.rope_fusion = false;
+  CHECK_THROWS_WITH_AS(resolve_scenario(gpt), doctest::Contains("has no rotary embedding"), InputError);
+}
+
 TEST_CASE("PyTorch DDP: autocast over fp32 parameters — the fp32 residual stream and the weights' 16-bit copies") {
   // llama2-7b, dp8 on H100, PyTorch stack, bf16 (e = 2), seq 4096, mbs 1, compiled (no eager ops), T = 4096 tokens.
   // DDP (zero0: fp32 parameters under autocast, plans/sharding.cpp torch_ddp_bytes) against DeepSpeed ZeRO-1

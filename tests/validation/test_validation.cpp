@@ -266,10 +266,17 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // expert-gradient reduction crosses nodes speed up — E0015 −17.0 → −25.1 %, E0020 −16.0 → −19.2 %, E0018
   // +9.3 → +10.1 % (its idle grows), the rest by ≤ 0.3 point: 11.3 → 11.8 % (signed −7.2 → −7.7 %). The correction
   // makes the GPT-OSS gap plainer (E0014 −28.5, E0015 −25.1, E0019 −26.8 %: three rows beyond 25 %, all GPT-OSS).
-  // Bounds: issue 10's mean (12 %; 11.8 % reached) and the worst row (28.5 %) with a margin of 1.5 points; at most the
-  // 3 rows beyond issue 10's 25 % that remain (GPT-OSS 120B: E0014 and E0019 on GB200, E0015 on B200).
+  // rope (session 13): the GPT-OSS rows state --no-rope-fusion — Megatron-Bridge's GPTModelProvider.provide turns
+  // apply_rope_fusion off for its position_embedding_type 'yarn' (src/megatron/bridge/utils/fusions.py
+  // validate_rope_fusion_compatibility at both recipe commits), so the rotary embedding runs Megatron-Core
+  // rope_utils.py's unfused ops (costs/layer.cpp unfused_rope_work: 10 B more per rotated element forward, 12 B
+  // backward, 34 kernels more per layer): E0014 −28.5 → −26.4 %, E0015 −25.1 → −23.7 %, E0016 −20.0 → −17.4 %, E0019
+  // −26.8 → −23.3 %, E0020 −19.2 → −17.2 %; mean 11.8 → 11.3 %. One row stays beyond 25 % (E0014, GPT-OSS 120B BF16
+  // on GB200 with EP 64).
+  // Bounds: issue 10's mean (12 %; 11.3 % reached) and the worst row (26.4 %) with a margin of 1.5 points; at most the
+  // one row beyond issue 10's 25 % that remains (E0014).
   constexpr double kMoeMeanBound = 0.12;
-  constexpr double kMoeRowBound = 0.30;
+  constexpr double kMoeRowBound = 0.28;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
@@ -325,7 +332,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
-  CHECK(beyond_issue_bound <= 3);
+  CHECK(beyond_issue_bound <= 1);
   CHECK(stats.back().mean_abs <= kMoeMeanBound);
 }
 

@@ -109,19 +109,26 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   const bool scripted = tr.jit_torchscript || st == HostStack::MegatronLocal;
   const double fuse = scripted ? kScripted : kCompiled;
   const Piece fusions = scripted ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
+  // Megatron-Core's RoPE on q and k: Transformer Engine's fused kernel, one op and kernel each way per tensor; with
+  // --no-rope-fusion rope_utils.py's unfused ops (layer.cpp unfused_rope_work): per tensor 6 ops on [s, d] for cos and
+  // sin, 6 on the tensor forward (5 beyond the fused 1); backward the autograd nodes of its 5 differentiable ops (7
+  // kernels: 6 beyond 1).
+  const Piece rope_fwd = tr.rope_fusion ? Piece{2 * kOp, 2, 0} : Piece{2 * 12 * kOp, 2 * 12, 0};
+  const Piece rope_bwd = tr.rope_fusion ? Piece{0, 2, 0} : Piece{kBwdRatio * 2 * 5 * kOp, 2 * 7, 0};
   switch (st) {
     case HostStack::MegatronCoreTE: {
       // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
       // TEDotProductAttention, bias-dropout-add ×2 and bias-activation as jit_fuser = torch.compile functions.
       f += {2 * kTeLnLinear + 2 * kTeLinear, 6, 0};
       f += fusions;  // (torch.compile, or TorchScript before torch 2.2: see `fusions`)
-      if (rope) f += {2 * kOp, 2, 0};                  // TE fused RoPE on q and k
+      if (rope) f += rope_fwd;                         // TE fused RoPE on q and k (or unfused: rope_fwd)
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
       // Backward: per TE linear dgrad and wgrad GEMMs (+ a bias-gradient reduction where the layer has biases),
       // norm backward 2 kernels each, the compiled fusions' backward 1 each, residual-gradient adds 2, RoPE 2.
       const double bias_red = (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
-      L.dgrad += {kBwdRatio * (kTeLnLinear + kTeLinear + 3 * fuse) + kLayerGlue, 4 + 4 + 3 + 2 + (rope ? 2.0 : 0), 0};
+      L.dgrad += {kBwdRatio * (kTeLnLinear + kTeLinear + 3 * fuse) + kLayerGlue, 4 + 4 + 3 + 2, 0};
+      if (rope) L.dgrad += rope_bwd;
       L.wgrad += {kBwdRatio * (kTeLnLinear + kTeLinear), 4 + bias_red, 0};
       break;
     }
@@ -142,11 +149,12 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       const bool core = st == HostStack::MegatronCoreLocal;
       f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
       f += fusions;  // (legacy Megatron-LM: always TorchScript)
-      if (rope) f += core ? Piece{2 * kOp, 2, 0} : Piece{12 * kOp, 12, 0};
+      if (rope) f += core ? rope_fwd : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
       L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * fuse) + kLayerGlue,
-                  2 * 2 + 4 + 3 + 2 + (rope ? (core ? 2.0 : 12.0) : 0), 0};
+                  2 * 2 + 4 + 3 + 2 + (rope && !core ? 12.0 : 0), 0};
+      if (rope && core) L.dgrad += rope_bwd;
       L.wgrad += {kBwdRatio * 2 * (kTorchLinear + 10), 4 + 4, 0};
       break;
     }

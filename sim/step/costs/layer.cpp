@@ -281,6 +281,41 @@ ClampWork expert_clamp_work(const Scenario& sc, const LayerWork& lw) {
   return {8.0 * f, 10.0 * f, 3};
 }
 
+// Megatron-Core's RoPE without its fusion (--no-rope-fusion: apply_rope_fusion off — Megatron-LM --no-rope-fusion; what
+// Megatron-Bridge's GPTModelProvider.provide forces for every position_embedding_type other than "rope", e.g.
+// GPT-OSS's "yarn" (src/megatron/bridge/utils/fusions.py validate_rope_fusion_compatibility, @21d102f5e and
+// @63b08b397), and what models/common/embeddings/rope_utils.py apply_rotary_pos_emb falls back to under the fusion
+// whenever mscale != 1). layer_work prices TE's fused kernel: one read and one write of each rotated element (2e),
+// one kernel each way. The unfused path, rope_utils.py _apply_rotary_pos_emb_bshd, per tensor (q, then k) [D, counted
+// from the code path]:
+//   forward: cos(freqs)·mscale and sin(freqs)·mscale cast to the activation type (6 small kernels on [s, d]);
+//     t·cos (read e, write e), _rotate_half's -x2 (e/2 + e/2) and cat((-x2, x1)) (2e), ·sin (2e), the add (read 2e,
+//     write e), and the final torch.cat((t, t_pass)) with an empty t_pass, a copy (2e): 12e in 6 kernels + 6 small;
+//   backward (autograd): grad·sin and grad·cos (2e each), the neg of the half (e), the chunk's backward cat (2e), the
+//     empty t_pass slice's backward — a zero tensor of t's shape (write e) — and the accumulation of the three
+//     gradients of t (two adds, 3e each): 14e in 7 kernels.
+// Beyond the fused 2e: 10e forward in 11 kernels, 12e backward in 6 kernels, per rotated element. The rotated
+// elements per token are those layer_work rotates: (a/t + kv_r)·d·rotary_fraction. Its own forward and backward
+// traffic (not the generic 2×). Megatron-Core stacks only: eager PyTorch prices its own RoPE (pytorch_eager_work),
+// compiled PyTorch fuses it. Multi-latent attention is refused by plans/validate.cpp.
+struct RopeWork {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+};
+RopeWork unfused_rope_work(const Scenario& sc, const LayerWork& lw) {
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  if (tr.stack != Stack::Megatron || tr.rope_fusion || m.position != PositionKind::RoPE ||
+      lw.attention.v_head_dim != 0)
+    return {};
+  const int t = sc.plan.tp;
+  const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
+  const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
+  const double rotated = tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim) * m.rotary_fraction;
+  const double e = activation_element_bytes(tr.precision);
+  return {10 * e * rotated, 12 * e * rotated, 2 * 11, 2 * 6};
+}
+
 // fp8 alignment of the routed experts' token groups on the TEGroupedMLP path. An fp8 GEMM needs each group's rows in
 // multiples of the quantisation block (Transformer Engine get_align_size_for_quantization: 32 for MXFP8 / NVFP4, 16
 // for the per-tensor and current-scaling recipes), and the per-expert token counts the router produces are not (a
@@ -643,8 +678,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // The fp8 alignment copies of the routed tokens (expert_fp8_pad_work): the same copies forward and backward.
   const MemoryWork pad = moe ? expert_fp8_pad_work(sc, lw) : MemoryWork{};
   const double pad_s = pad.kernels > 0 ? memory_bound_time_s(hw, pad.bytes, pad.kernels) : 0.0;
-  // Both: the routed tokens' extra memory-bound passes around the expert GEMMs.
-  const double routed_extra_f = clamp_only_f + pad_s, routed_extra_b = clamp_only_b + pad_s;
+  // The unfused RoPE's traffic beyond the fused kernel's (unfused_rope_work).
+  const RopeWork rope = unfused_rope_work(sc, lw);
+  const double rope_f = rope.fwd_kernels > 0 ? memory_bound_time_s(hw, rope.fwd_bytes, rope.fwd_kernels) : 0.0;
+  const double rope_b = rope.bwd_kernels > 0 ? memory_bound_time_s(hw, rope.bwd_bytes, rope.bwd_kernels) : 0.0;
+  // Memory-bound work priced with its own forward and backward traffic: the routed tokens' extra passes around the
+  // expert GEMMs and the unfused RoPE.
+  const double own_mem_f = clamp_only_f + pad_s + rope_f, own_mem_b = clamp_only_b + pad_s + rope_b;
   const double amp_w_f = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_fwd_bytes, amp.weights) : 0.0;
   const double amp_w_b = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_bwd_bytes, 2 * amp.weights) : 0.0;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
@@ -708,7 +748,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
 
   PassCosts out;
   PassCost& fwd = out.fwd;
-  fwd.compute_s = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + amp_w_f + overhead;
+  fwd.compute_s = gemm_f + attn_f + elem_f + own_mem_f + cast_f + amp_w_f + overhead;
   // TE userbuffer overlap hides TP communication behind the GEMMs of the TP-split linears: all of them in a dense
   // layer, the attention and shared-expert GEMMs in an MoE layer (the routed experts carry no TP communication).
   add_tp_comm(c, fwd, tp_f, moe ? dense.f + shared.f : gemm_f);
@@ -717,8 +757,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
     fwd.cp_exposed_s = (cp - 1) * std::max(0.0, cp_step_f - attn_f / cp);
   }
   // The compute a token exchange can hide behind with --moe-a2a-overlap: one layer's pass in the other direction.
-  const double fwd_compute = gemm_f + attn_f + elem_f + routed_extra_f + cast_f + amp_w_f;
-  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + amp_w_b;
+  const double fwd_compute = gemm_f + attn_f + elem_f + own_mem_f + cast_f + amp_w_f;
+  const double bwd_compute = gemm_dgrad + gemm_wgrad + attn_b + elem_b + own_mem_b + cast_b + amp_w_b;
   add_ep_comm(c, fwd, ep.fwd_s, ep.a2a_fwd_s, shared.f, bwd_compute);
   auto add_cp_bwd = [&](PassCost& p) {
     if (cp <= 1) return;
@@ -800,7 +840,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   };
 
   PassCost& bwd = out.bwd;
-  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + routed_extra_b + cast_b + amp_w_b + overhead;
+  bwd.compute_s = gemm_dgrad + gemm_wgrad + attn_b + elem_b + own_mem_b + cast_b + amp_w_b + overhead;
   add_tp_comm(c, bwd, tp_b, moe ? dense.dgrad + dense.wgrad + shared.dgrad + shared.wgrad : gemm_dgrad + gemm_wgrad,
               TpPass::Backward);
   if (tp_regather > 0) {
@@ -816,7 +856,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // recompute); W the weight-gradient GEMMs, their fp8 transposes and, with SP, the re-gather of the layer inputs
   // they need. Each half is its own kernel sequence.
   PassCost& bi = out.bwd_input;
-  bi.compute_s = gemm_dgrad + attn_b + elem_b + routed_extra_b + cast_b_input + overhead;
+  bi.compute_s = gemm_dgrad + attn_b + elem_b + own_mem_b + cast_b_input + overhead;
   add_tp_comm(c, bi, tp_b, moe ? dense.dgrad + shared.dgrad : gemm_dgrad, TpPass::Backward);
   add_cp_bwd(bi);
   add_ep_comm(c, bi, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad, fwd_compute);
