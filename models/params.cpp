@@ -22,12 +22,14 @@ std::int64_t ffn_params(const ModelSpec& m, std::int64_t f, bool biases) {
 }
 
 // Q/K normalisation weights: Qwen3 one RMSNorm of size d for Q and one for K (shared by the heads); OLMo 2 / OLMoE
-// one over the whole Q projection (a·d) and one over K (g·d).
+// one over the whole Q projection (a·d) and one over K (g·d). A LayerNorm model's q/k norms are LayerNorms with a
+// bias each (Megatron --qk-layernorm: TENorm of the config's normalization over the head dimension): twice that.
 std::int64_t qk_norm_params(const ModelSpec& m) {
+  const std::int64_t per_weight = m.norm == NormKind::LayerNorm ? 2 : 1;
   switch (m.qk_norm) {
     case QkNorm::None: return 0;
-    case QkNorm::PerHead: return 2 * m.d();
-    case QkNorm::Full: return (m.heads + m.g()) * m.d();
+    case QkNorm::PerHead: return per_weight * 2 * m.d();
+    case QkNorm::Full: return per_weight * (m.heads + m.g()) * m.d();
   }
   return 0;
 }
@@ -147,8 +149,9 @@ RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep
     p += h * d * (a_r + 2 * kv_r) + a_r * d * h;
     if (m.has_qkv_bias()) p += (a_r + 2 * kv_r) * d;
     if (m.has_out_bias()) p += h;
-    if (m.qk_norm == QkNorm::PerHead) p += 2 * d;
-    if (m.qk_norm == QkNorm::Full) p += (a_r + kv_r) * d;
+    const double qk_per_weight = m.norm == NormKind::LayerNorm ? 2 : 1;  // LayerNorm q/k norms carry a bias
+    if (m.qk_norm == QkNorm::PerHead) p += qk_per_weight * 2 * d;
+    if (m.qk_norm == QkNorm::Full) p += qk_per_weight * (a_r + kv_r) * d;
     if (m.attention_sinks) p += a_r;
   }
   const double mult = m.gated() ? 3 : 2;

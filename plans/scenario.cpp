@@ -512,6 +512,14 @@ OptionTable<In> build_table() {
       },
       P | S));
   t.push_back(flag<In>(
+      "test_mode", "--test-mode",
+      "Megatron --test-mode (the CI's real-time tests): on a model with q/k norms (Megatron --qk-layernorm; model JSON "
+      "qk_norm) every attention forward all-gathers its q/k norm weights and biases over the data- and "
+      "tensor-parallel groups and compares them with each rank's: per compared rank 4 tensor compares, each an eq "
+      "and an all kernel and a device-to-host sync (Megatron-Core attention.py run_realtime_tests); no effect "
+      "without q/k norms or off the Megatron stack",
+      [](In& x) { x.train.test_mode = true; }, [](const In& x) { return x.train.test_mode; }, P | S));
+  t.push_back(flag<In>(
       "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
       "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",
       [](In& x) { x.train.log_num_zeros_in_grad = true; }, [](const In& x) { return x.train.log_num_zeros_in_grad; },

@@ -173,6 +173,8 @@ struct TrainingConfig {
   bool no_grad_accum_fusion = false;  // Megatron --no-gradient-accumulation-fusion: the wgrad GEMMs write a fresh
                                       // gradient that the DDP hook adds to main_grad (a hook for every weight too)
   bool jit_torchscript = false;       // Megatron's jit_fuser is torch.jit.script (torch < 2.2) instead of torch.compile
+  bool test_mode = false;             // Megatron --test-mode: with --qk-layernorm every attention forward checks its
+                                      // q/k norm parameters across the DP and TP groups (costs/host.cpp test_mode_checks)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
 };
 

@@ -302,6 +302,20 @@ TEST_CASE("MLA and q/k-norm activation memory") {
         doctest::Approx(2.0 * 2048 * 512));
 }
 
+TEST_CASE("q/k norm parameters: an RMSNorm weight per head dimension, a LayerNorm weight and bias") {
+  // Qwen3-8B (RMSNorm, per-head q/k norms of head_dim 128): 2·128 = 256 parameters per layer beyond no q/k norm.
+  const ModelSpec q = load("qwen3-8b.config.json");
+  ModelSpec no_norm = q;
+  no_norm.qk_norm = QkNorm::None;
+  CHECK(count_params(q).total - count_params(no_norm).total == doctest::Approx(256.0 * q.layers));
+  // The same with LayerNorm (Megatron --qk-layernorm on a LayerNorm model: TENorm with a bias): 2·2·128 = 512.
+  ModelSpec ln = q, ln_none = no_norm;
+  ln.norm = ln_none.norm = NormKind::LayerNorm;
+  const std::int64_t other_norm_biases = count_params(ln_none).total - count_params(no_norm).total;  // the norms' biases
+  CHECK(count_params(ln).total - count_params(ln_none).total == doctest::Approx(512.0 * q.layers));
+  CHECK(other_norm_biases > 0);
+}
+
 TEST_CASE("selective recompute by module: what each module no longer keeps (Megatron-Core checkpointing)") {
   // Mixtral (MoE, standard attention) layer 0 as in the MoE activation test above: 1,057,685,504 B without recompute,
   // tp 1, bf16 (g_in = e = 2 B), 4,096 tokens, R = 8,192 routed pairs, h = 4,096, f_e = 14,336.

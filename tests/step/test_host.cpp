@@ -159,6 +159,35 @@ TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the ste
   CHECK(evaluate(zero).step_time_s == doctest::Approx(evaluate(sc).step_time_s));
 }
 
+TEST_CASE("host: --test-mode's real-time checks sync every attention forward of a model with q/k norms") {
+  // Megatron --test-mode with --qk-layernorm (attention.py run_realtime_tests; host.cpp test_mode_checks): per
+  // attention forward, over n = dp + tp compared ranks (tp1 dp1: n = 2), 1 + 8·n = 17 ops with a kernel (stack, and per
+  // rank 4 × (eq, all)) at kOp 8 µs, 2·n = 4 without (empty_like, unbind) at 3 µs, n = 2 all-gather output copies at
+  // kCublas 4 µs, 4·n = 8 device-to-host syncs at kSync 20 µs and 2 all-gathers at kColl 15 µs:
+  //   17·8 + 4·3 + 2·4 + 8·20 + 2·15 = 136 + 12 + 8 + 160 + 30 = 346 µs × f of host,
+  // for 1 + 9·n + 2 = 21 kernels (the collectives' included).
+  Scenario qk = tiny();
+  qk.model.qk_norm = QkNorm::PerHead;
+  Scenario tm = qk;
+  tm.train.test_mode = true;
+  const StepCosts k0 = compute_step_costs(qk), k1 = compute_step_costs(tm);
+  const double f = qk.hw.calib.host_megatron * qk.hw.node.host_time_factor;
+  CHECK(k1.layer.fwd.host_s - k0.layer.fwd.host_s == doctest::Approx(346e-6 * f));
+  CHECK(k1.layer.fwd.kernels - k0.layer.fwd.kernels == doctest::Approx(21));
+  // The syncs keep the host from running ahead: the GPU idles through the whole check (its host time; the groups of
+  // one rank gather nothing) after catching up with the host, so in this launch-bound step each of the 4 layer
+  // forwards lasts its host time plus the check's: the step grows by 4 · 346 µs · f. The backward does not check.
+  CHECK(k1.layer.fwd.host_wait_s >= 346e-6 * f);
+  CHECK(k1.layer.bwd.host_s == doctest::Approx(k0.layer.bwd.host_s));
+  const double added = evaluate(tm).step_time_s - evaluate(qk).step_time_s;
+  CHECK(added >= 4 * 346e-6 * f * (1 - 1e-6));
+  CHECK(added <= 4 * 346e-6 * f + 50e-6);
+  // Without q/k norms the method returns at once (Megatron: `if not self.config.qk_layernorm: return`): no change.
+  Scenario plain = tiny();
+  plain.train.test_mode = true;
+  CHECK(compute_step_costs(plain).layer.fwd.host_s == doctest::Approx(compute_step_costs(tiny()).layer.fwd.host_s));
+}
+
 TEST_CASE("host: a layer whose kernels are shorter than their launches is launch-bound through the engine") {
   // The tiny model's GPU work per pass is a few µs per kernel against ≈ 30 µs × f of issue per kernel (395 µs / 12
   // kernels forward): the GPU waits for every launch, so the step is the host's chain of issue — Σ of the host costs

@@ -41,6 +41,8 @@ constexpr double kColl = 15.0;         // issuing one c10d collective: the NCCL 
                                        // start ≈ 3–5 µs [§2.5, §2.7], which are not issue time (docs/host-model.md §7.10)
 constexpr double kSync = 20.0;         // device→host sync on a drained queue (.item(): D2H copy + sync) [T1, T4: 3–8 µs
                                        // stream sync + the copy and Python]
+constexpr double kOpNoKernel = 3.0;    // an ATen op that launches nothing (empty_like, unbind's views) [E: kOp less its
+                                       // 3–5 µs launch, docs/host-model.md §2]
 constexpr double kP2P = 50.0;          // batch_isend_irecv of a send/recv pair (2 ops + group start/end) [E]
 constexpr double kGraph = 10.0;        // cudaGraphLaunch + PyTorch's replay wrapper [P12: 3.5–8 µs CPU per replay; E]
 constexpr double kData = 300.0;        // next(data_iterator) + pinned H2D copies of one micro-batch [E]
@@ -74,7 +76,7 @@ int layer_param_tensors(const ModelSpec& m) {
   int n = 4;                                                      // QKV, proj, FC1 (fused gate+up), FC2 weights
   n += (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
   n += m.norm_layers * (m.norm == NormKind::LayerNorm ? 2 : 1);   // norm weight (+ bias)
-  if (m.qk_norm != QkNorm::None) n += 2;
+  if (m.qk_norm != QkNorm::None) n += m.norm == NormKind::LayerNorm ? 4 : 2;  // q and k norm weights (+ biases)
   return n;
 }
 
@@ -469,6 +471,28 @@ Piece minus(Piece a, const Piece& b) {
 
 }  // namespace
 
+namespace {
+
+// Megatron --test-mode (the Megatron-LM CI's real-time tests): with q/k norms (--qk-layernorm) every attention
+// forward calls Attention.run_realtime_tests (megatron/core/transformer/attention.py, from get_query_key_value_tensors
+// after the q/k norms; read at d98e8a64dd) [D, counted from the code path]: torch.stack of the q and k norms' weights
+// and biases into one [4, d] tensor (1 op), then for the data-parallel group and again for the tensor-parallel group
+// a list of empty_like outputs (1 op per rank, no kernel), torch.distributed.all_gather (a collective whose list
+// output is copied out of NCCL's flat buffer, one copy per rank, launched from C++) and per gathered rank an unbind (a
+// view, no kernel) and four `assert torch.all(src == tgt)` — an eq and an all kernel and, through the assert's bool(),
+// a device-to-host copy and synchronize each. Per forward, over n = dp + tp compared ranks: 1 + 8·n ops with a kernel,
+// 2·n without, n copies, 4·n syncs, 2 collectives (1 + 9·n kernels). The syncs stop the host from running ahead of the GPU: the GPU idles through the whole check.
+// Only the Megatron-Core stacks have it (legacy Megatron-LM has no --test-mode) and only with q/k norms (the method
+// returns at once without --qk-layernorm). Returns the host piece; none when it does not apply.
+Piece test_mode_checks(const CostContext& c) {
+  const Scenario& sc = c.sc;
+  if (!sc.train.test_mode || sc.train.stack != Stack::Megatron || sc.model.qk_norm == QkNorm::None) return {};
+  const double n = sc.plan.dp + sc.plan.tp;
+  return {(1 + 8 * n) * kOp + 2 * n * kOpNoKernel + n * kCublas + 4 * n * kSync, 1 + 9 * n, 2};
+}
+
+}  // namespace
+
 void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, LayerKind kind) {
   const TrainingConfig& tr = c.sc.train;
   LayerInventory L = layer_inventory(c, host_stack(tr));
@@ -496,8 +520,25 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   if (moe && !h.cuda_graphs) {
     wait.host_wait_s = h.sync_s + h.op_s + std::max(0.0, f.host_s - layer.fwd.duration_s());
   }
-  add_host(layer.fwd, f);
-  layer.fwd.host_wait_s += wait.host_wait_s;
+  // --test-mode's checks (test_mode_checks) in the attention forward: the host issues them, the GPU idles through them
+  // — their host time and the two all-gathers of the [4, d] norm parameters (one per data-parallel and tensor-parallel
+  // rank gathered) — after it has caught up with the host as at the MoE sync (once per layer: an MoE layer's sync
+  // already counts the catch-up).
+  PassCost checks;
+  if (const Piece tm = test_mode_checks(c); tm.colls > 0) {
+    checks = conv(tm);
+    const Plan& pl = c.sc.plan;
+    const double norm_bytes = 4.0 * static_cast<double>(c.sc.model.d()) * 2;  // bf16 weight and bias of q and k norms
+    const GroupShape dp = group_shape(pl, GroupKind::DP, c.sc.hw.node.gpus_per_node);
+    checks.host_wait_s = checks.host_s +
+                         group_collective_s(c, Collective::AllGather, pl.dp * norm_bytes, dp) +
+                         group_collective_s(c, Collective::AllGather, pl.tp * norm_bytes, c.tp_group) +
+                         (moe ? 0.0 : std::max(0.0, f.host_s - layer.fwd.duration_s()));
+  }
+  PassCost f_issue = f;  // the forward's host part with the checks
+  add_host(f_issue, checks);
+  add_host(layer.fwd, f_issue);
+  layer.fwd.host_wait_s += wait.host_wait_s + checks.host_wait_s;
   add_host(layer.bwd, b);
   add_host(layer.bwd_input, bi);
   add_host(layer.bwd_weight, bw);
@@ -505,7 +546,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // save/restore of the checkpoint function (≈ 4 ops [E]); selective re-issues the attention core.
   PassCost rec;
   if (tr.recompute == Recompute::Full) {
-    rec = f;
+    rec = f_issue;
     if (!h.cuda_graphs) rec.host_s += 4 * h.op_s;
   } else if (tr.recompute == Recompute::Selective) {
     const RecomputeModules mods = tr.recompute_modules;
@@ -565,6 +606,11 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
       (tr.recompute == Recompute::Selective && tr.recompute_modules.has(RecomputeModule::Moe))) {
     layer.bwd.host_wait_s += wait.host_wait_s;
     layer.bwd_input.host_wait_s += wait.host_wait_s;
+  }
+  // Full recompute re-runs the attention forward, --test-mode's checks with it (rec = f holds their host time).
+  if (tr.recompute == Recompute::Full) {
+    layer.bwd.host_wait_s += checks.host_wait_s;
+    layer.bwd_input.host_wait_s += checks.host_wait_s;
   }
 }
 
