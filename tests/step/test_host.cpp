@@ -188,6 +188,30 @@ TEST_CASE("host: --test-mode's real-time checks sync every attention forward of 
   CHECK(compute_step_costs(plain).layer.fwd.host_s == doctest::Approx(compute_step_costs(tiny()).layer.fwd.host_s));
 }
 
+TEST_CASE("host: Megatron-Core DDP's forward pre-hooks under --overlap-param-gather with the distributed optimizer") {
+  // use_forward_hook (distributed_data_parallel.py): a pre-hook on every submodule, run on every forward (host.cpp
+  // layer_inventory): ≈ 13 module calls per layer at kModuleHook 7 µs and the layer's own parameter tensors at
+  // kParamPython 3 µs — the tiny model's 4 weights and 2 RMSNorm weights: 13·7 + 6·3 = 91 + 18 = 109 µs × f per layer
+  // forward, no kernels; the embedding's forward carries the model-level modules once per micro-batch: 8·7 + 4·3 =
+  // 68 µs × f. Without the distributed optimizer (zero0: Megatron's DDP gathers nothing) or with
+  // --no-overlap-param-gather there are no hooks. (dp2: the distributed optimizer needs a data-parallel group.)
+  auto with = [](const std::string& plan, bool overlap) {
+    Scenario sc = tiny();
+    sc.plan = parse_plan(plan);
+    sc.train.gbs = 2;
+    sc.train.overlap_param_gather = overlap;
+    return compute_step_costs(sc);
+  };
+  const double f = tiny().hw.calib.host_megatron * tiny().hw.node.host_time_factor;
+  const StepCosts hooked = with("tp1pp1dp2zero1", true), plain = with("tp1pp1dp2zero1", false);
+  CHECK(hooked.layer.fwd.host_s - plain.layer.fwd.host_s == doctest::Approx(109e-6 * f));
+  CHECK(hooked.layer.fwd.kernels == doctest::Approx(plain.layer.fwd.kernels));
+  CHECK(hooked.embed.fwd.host_s - plain.embed.fwd.host_s == doctest::Approx(68e-6 * f));
+  CHECK(hooked.layer.bwd.host_s == doctest::Approx(plain.layer.bwd.host_s));
+  const StepCosts ddp = with("tp1pp1dp2", true);
+  CHECK(ddp.layer.fwd.host_s == doctest::Approx(plain.layer.fwd.host_s));
+}
+
 TEST_CASE("host: a layer whose kernels are shorter than their launches is launch-bound through the engine") {
   // The tiny model's GPU work per pass is a few µs per kernel against ≈ 30 µs × f of issue per kernel (395 µs / 12
   // kernels forward): the GPU waits for every launch, so the step is the host's chain of issue — Σ of the host costs

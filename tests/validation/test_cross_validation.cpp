@@ -95,7 +95,11 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
       CHECK(s.out_of_sample <= 0.27);
       continue;
     }
-    CHECK(s.host_bound_rows == 0);
+    // The GB200 fp8 rows with 12 virtual stages at tp4 / tp8 (S41 B0007, B0012; S43 B0028, B0029, B0034, B0035) sit at
+    // the edge of host-bound since Megatron-Core DDP's forward pre-hooks are priced (costs/host.cpp layer_inventory):
+    // their Grace hosts issue a layer's forward in about its GPU time, so the prediction moves 10–15 % between host
+    // factors 1 and 3 and they join the host factor's fit. No other source has a host-bound row.
+    CHECK(s.host_bound_rows <= (s.source == "S41" || s.source == "S43" ? 4 : 0));
     CHECK(s.out_of_sample <= 0.35);
     CHECK(s.out_of_sample - s.in_sample <= 0.12);
   }

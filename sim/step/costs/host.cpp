@@ -41,6 +41,8 @@ constexpr double kColl = 15.0;         // issuing one c10d collective: the NCCL 
                                        // start ≈ 3–5 µs [§2.5, §2.7], which are not issue time (docs/host-model.md §7.10)
 constexpr double kSync = 20.0;         // device→host sync on a drained queue (.item(): D2H copy + sync) [T1, T4: 3–8 µs
                                        // stream sync + the copy and Python]
+constexpr double kModuleHook = 7.0;    // an nn.Module call through its forward pre-hook: _call_impl's hook path and the
+                                       // hook's own Python up to its per-parameter loop [E: the fast path is skipped]
 constexpr double kOpNoKernel = 3.0;    // an ATen op that launches nothing (empty_like, unbind's views) [E: kOp less its
                                        // 3–5 µs launch, docs/host-model.md §2]
 constexpr double kP2P = 50.0;          // batch_isend_irecv of a send/recv pair (2 ops + group start/end) [E]
@@ -206,6 +208,18 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   if (megatron(st)) {
     const double hooks = std::max(0, layer_param_tensors(m) - (tr.no_grad_accum_fusion ? 0 : 4));
     L.wgrad += {hooks * kHook, hooks, 0};
+  }
+  // Megatron-Core DDP with the distributed optimizer and --overlap-param-gather (use_forward_hook): every submodule
+  // carries a forward pre-hook (distributed_data_parallel.py enable_forward_pre_hook registers it on
+  // self.module.modules()), run on every forward of every micro-batch: it iterates the module's own parameters
+  // (parameters(recurse=False)) and, per parameter, looks up its bucket group and calls finish_param_sync (which returns
+  // once the bucket's all-gather has been waited on) [C1 @d98e8a64dd]. A layer of the TE or local spec calls ≈ 13
+  // modules (TransformerLayer, the norms or their IdentityOps, SelfAttention, linear_qkv, core_attention and its
+  // backend, linear_proj, the cross-attention IdentityOps, MLP, linear_fc1, linear_fc2; 2 more with q/k norms)
+  // [D, counted from gpt_layer_specs.py]: kModuleHook each and kParamPython per parameter tensor. No kernels.
+  if (megatron_core(st) && sc.plan.sharding == Sharding::Zero1 && tr.overlap_param_gather) {
+    const double modules = 13 + (m.qk_norm != QkNorm::None ? 2 : 0);
+    f += {modules * kModuleHook + layer_param_tensors(m) * kParamPython, 0, 0};
   }
   // fp8 (TE): per GEMM operand an amax/scale/cast, transposes for the backward [E: §4.1, +12 fwd, +25 bwd].
   // A compiled PyTorch block (--compile) runs them as kernels of its Inductor graph, launched from the wrapper.
@@ -623,7 +637,14 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // reduce-scatter with TP. Backward: the embedding gradient's scatter-add (2–3 kernels) — a weight gradient.
   Piece ef{(1.0 + (learned ? 2 : 0) + (sc.model.dropout ? 1 : 0)) * kOp + 20, 1.0 + (learned ? 2 : 0) + (sc.model.dropout ? 1 : 0), 0};
   if (t > 1) ef += {4 * kOp, 4, 1};
+  // Megatron-Core DDP's forward pre-hooks (layer_inventory): around the layers each micro-batch also calls GPTModel,
+  // its embedding (LanguageModelEmbedding, word_embeddings, position_embeddings when learned, embedding_dropout), the
+  // TransformerBlock and the rotary embedding module (RoPE), and on the last stage final_layernorm and output_layer —
+  // priced once per micro-batch with the embedding's forward: ≈ 8 modules and 4 parameter tensors.
+  const bool pre_hooks = megatron_core(host_stack(sc.train)) && sc.plan.sharding == Sharding::Zero1 &&
+                         sc.train.overlap_param_gather;
   const Piece eb{kBwdRatio * ef.us, 3, 0};
+  if (pre_hooks) ef += {8 * kModuleHook + 4 * kParamPython, 0, 0};
   add_host(embed.fwd, to_pass(h, ef));
   add_host(embed.bwd, to_pass(h, eb));
   add_host(embed.bwd_weight, to_pass(h, eb));
