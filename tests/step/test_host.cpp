@@ -101,6 +101,35 @@ TEST_CASE("host: Megatron-Core's local spec issues torch linears and compiled fu
   CHECK(kl.host.loss_syncs == 0);
 }
 
+TEST_CASE("host: a reentrant full recompute issues the checkpointed forward under torch.no_grad()") {
+  // Megatron's CheckpointFunction runs the layer's first forward under torch.no_grad() (host.cpp add_layer_host): an
+  // eager op records no autograd node, ≈ 5 instead of ≈ 7 µs [P4], and a torch.compile'd call costs 14 instead of 39 µs
+  // [P6]. The TE layer's 395 µs (first test) hold 3 compiled fusions (117 µs), so its first forward costs
+  //   (395 − 117) · 5/7 + 3 · 14 = 198.571 + 42 = 240.571 µs × f,
+  // and the backward re-issues the forward with grad enabled, 395 µs, plus the checkpoint's RNG save/restore (4 ops,
+  // 32 µs): 427 µs × f more than without recompute.
+  Scenario none = tiny(), full = tiny();
+  full.train.recompute = Recompute::Full;
+  const StepCosts k0 = compute_step_costs(none), k1 = compute_step_costs(full);
+  const double f = none.hw.calib.host_megatron * none.hw.node.host_time_factor;
+  CHECK(k1.layer.fwd.host_s == doctest::Approx(240.571e-6 * f).epsilon(1e-5));
+  CHECK(k1.layer.fwd.kernels == doctest::Approx(k0.layer.fwd.kernels));
+  CHECK(k1.layer.bwd.host_s - k0.layer.bwd.host_s == doctest::Approx(427e-6 * f));
+  // The legacy program's 386 µs (previous test) are TorchScript calls and eager ops: 386 · 5/7 = 275.714 µs × f_legacy.
+  Scenario legacy = tiny();
+  legacy.train.stack = Stack::MegatronLegacy;
+  legacy.train.flash_attention = true;
+  legacy.train.recompute = Recompute::Full;
+  const StepCosts kl = compute_step_costs(legacy);
+  CHECK(kl.layer.fwd.host_s == doctest::Approx(275.714e-6 * legacy.hw.calib.host_legacy * legacy.hw.node.host_time_factor)
+                                   .epsilon(1e-5));
+  // The PyTorch stack's default full recompute is the non-reentrant checkpoint: its forward runs with grad enabled.
+  Scenario pt = tiny(), pt_full = tiny();
+  pt.train.stack = pt_full.train.stack = Stack::PyTorch;
+  pt_full.train.recompute = Recompute::Full;
+  CHECK(compute_step_costs(pt_full).layer.fwd.host_s == doctest::Approx(compute_step_costs(pt).layer.fwd.host_s));
+}
+
 TEST_CASE("host: TorchScript fusions (jit_fuser before torch 2.2) and --no-gradient-accumulation-fusion") {
   // --jit-fuser torchscript (megatron/core/jit.py @88ddc36ec7: jit_fuser = torch.jit.script below torch 2.2): the local
   // spec's three fusions cost a TorchScript call (20 µs, host.cpp kScripted) instead of a compiled-function call

@@ -29,6 +29,9 @@ constexpr double kTorchLinear = 13.5;  // torch.nn.Linear forward, BF16, DGX H10
 constexpr double kTeLinear = 36.0;     // Transformer Engine Linear forward: 2.7 × torch's [P9]
 constexpr double kTeLnLinear = 40.0;   // TE LayerNormLinear: the same + its fused norm [E: + ½ op]
 constexpr double kCompiled = 39.0;     // call of a torch.compile'd function with requires_grad inputs [P6 pytorch#122029]
+constexpr double kCompiledNoGrad = 14.0;  // the same call without requires_grad inputs (under torch.no_grad()) [P6]
+constexpr double kNoGradOpRatio = 5.0 / 7.0;  // an eager op under torch.no_grad() / with requires_grad: ≈ 5 / ≈ 7 µs
+                                              // (no autograd node recorded) [P4 pytorch#41383]
 constexpr double kScripted = 20.0;     // a TorchScript fusion (legacy Megatron's bias-gelu / bias-dropout-add) [E]
 constexpr double kBwdRatio = 2.0;      // backward host time / forward host time of a module [T4: AddmmBackward0 / linear
                                        // 2.1, NativeLayerNormBackward0 / layer_norm 1.7]
@@ -94,6 +97,7 @@ struct Piece {
 struct LayerInventory {
   Piece fwd, dgrad, wgrad;  // forward; backward split into input-gradient (B) and weight-gradient (W) halves
   Piece attn_fwd;           // the attention core's forward (what selective recompute re-issues)
+  double compiled_fwd_us = 0;  // the part of fwd.us that is calls of torch.compile'd functions (kCompiled each)
 };
 
 // One dense layer, one micro-batch (docs/host-model.md §4.1–4.3, §4.2a).
@@ -125,6 +129,7 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       // TEDotProductAttention, bias-dropout-add ×2 and bias-activation as jit_fuser = torch.compile functions.
       f += {2 * kTeLnLinear + 2 * kTeLinear, 6, 0};
       f += fusions;  // (torch.compile, or TorchScript before torch 2.2: see `fusions`)
+      if (!scripted) L.compiled_fwd_us += 3 * kCompiled;
       if (rope) f += rope_fwd;                         // TE fused RoPE on q and k (or unfused: rope_fwd)
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
@@ -153,6 +158,7 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       const bool core = st == HostStack::MegatronCoreLocal;
       f += {2 * (kOp + 5) + 4 * (kTorchLinear + 10), 2 + 2 * 2 + 2, 0};
       f += fusions;  // (legacy Megatron-LM: always TorchScript)
+      if (!scripted) L.compiled_fwd_us += 3 * kCompiled;
       if (rope) f += core ? rope_fwd : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
@@ -174,6 +180,7 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
         // attention backward and ≈ 2 fused kernels per forward one.
         const double fused = 5;
         f += {kCompiled + (linears + fused) * kCublas, linears + fused, 0};
+        L.compiled_fwd_us += kCompiled;
         L.attn_fwd = flash ? Piece{kCublas, 1, 0} : Piece{5 * kCublas, 5.0 + (drop ? 1 : 0), 0};
         attn_b = flash ? Piece{kCublas, 3, 0} : Piece{8 * kCublas, 8, 0};
         L.dgrad += {kCompiled + (linears + 2 * fused) * kCublas, linears + 2 * fused, 0};
@@ -524,6 +531,20 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   bwd += L.wgrad;
   auto conv = [&](const Piece& p) { return h.cuda_graphs ? graphed(h, p) : to_pass(h, p); };
   const PassCost f = conv(L.fwd), b = conv(bwd), bi = conv(L.dgrad), bw = conv(L.wgrad);
+  // Reentrant full recompute — Megatron's CheckpointFunction (megatron/core/tensor_parallel/random.py), TE's checkpoint
+  // under fp8, DeepSpeed's activation checkpointing, torch.utils.checkpoint(use_reentrant=True) with
+  // --reentrant-checkpoint — runs the checkpointed layer's first forward under torch.no_grad(): its ops record no
+  // autograd node (≈ 5 instead of ≈ 7 µs per eager op [P4]; a torch.compile'd call 14 instead of 39 µs [P6]). The
+  // recompute in the backward runs with grad enabled, at the full cost (rec below). The non-reentrant checkpoint of
+  // the PyTorch stack runs its forward with grad enabled (saved-tensor hooks), as without recompute.
+  const bool nograd_fwd = tr.recompute == Recompute::Full && !h.cuda_graphs &&
+                          (megatron(host_stack(tr)) || tr.reentrant_checkpoint);
+  PassCost f_first = f;  // the layer's forward pass as the step issues it first
+  if (nograd_fwd) {
+    Piece ng = L.fwd;
+    ng.us = (L.fwd.us - L.compiled_fwd_us) * kNoGradOpRatio + L.compiled_fwd_us * (kCompiledNoGrad / kCompiled);
+    f_first = conv(ng);
+  }
   // The MoE dispatcher's device→host sync (above): the host waits until the GPU has run everything issued before it,
   // so it cannot issue this layer's forward while the GPU still runs earlier passes. Per MoE layer forward the GPU
   // then idles through the sync and the launch of the next kernel, and, where the layer's forward takes the host
@@ -532,7 +553,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // sync (it needs the sync-free, padded path).
   PassCost wait;
   if (moe && !h.cuda_graphs) {
-    wait.host_wait_s = h.sync_s + h.op_s + std::max(0.0, f.host_s - layer.fwd.duration_s());
+    wait.host_wait_s = h.sync_s + h.op_s + std::max(0.0, f_first.host_s - layer.fwd.duration_s());
   }
   // --test-mode's checks (test_mode_checks) in the attention forward: the host issues them, the GPU idles through them
   // — their host time and the two all-gathers of the [4, d] norm parameters (one per data-parallel and tensor-parallel
@@ -547,11 +568,12 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
     checks.host_wait_s = checks.host_s +
                          group_collective_s(c, Collective::AllGather, pl.dp * norm_bytes, dp) +
                          group_collective_s(c, Collective::AllGather, pl.tp * norm_bytes, c.tp_group) +
-                         (moe ? 0.0 : std::max(0.0, f.host_s - layer.fwd.duration_s()));
+                         (moe ? 0.0 : std::max(0.0, f_first.host_s - layer.fwd.duration_s()));
   }
-  PassCost f_issue = f;  // the forward's host part with the checks
+  PassCost f_issue = f;  // the forward's host part with the checks (as the recompute re-issues it)
   add_host(f_issue, checks);
-  add_host(layer.fwd, f_issue);
+  add_host(f_first, checks);
+  add_host(layer.fwd, f_first);
   layer.fwd.host_wait_s += wait.host_wait_s + checks.host_wait_s;
   add_host(layer.bwd, b);
   add_host(layer.bwd_input, bi);
