@@ -490,10 +490,6 @@ Piece minus(Piece a, const Piece& b) {
   return a;
 }
 
-}  // namespace
-
-namespace {
-
 // Megatron --test-mode (the Megatron-LM CI's real-time tests): with q/k norms (--qk-layernorm) every attention
 // forward calls Attention.run_realtime_tests (megatron/core/transformer/attention.py, from get_query_key_value_tensors
 // after the q/k norms; read at d98e8a64dd) [D, counted from the code path]: torch.stack of the q and k norms' weights
@@ -502,7 +498,8 @@ namespace {
 // output is copied out of NCCL's flat buffer, one copy per rank, launched from C++) and per gathered rank an unbind (a
 // view, no kernel) and four `assert torch.all(src == tgt)` — an eq and an all kernel and, through the assert's bool(),
 // a device-to-host copy and synchronize each. Per forward, over n = dp + tp compared ranks: 1 + 8·n ops with a kernel,
-// 2·n without, n copies, 4·n syncs, 2 collectives (1 + 9·n kernels). The syncs stop the host from running ahead of the GPU: the GPU idles through the whole check.
+// 2·n without, n copies, 4·n syncs, 2 collectives (1 + 9·n kernels). The syncs stop the host from running ahead of
+// the GPU: the GPU idles through the whole check.
 // Only the Megatron-Core stacks have it (legacy Megatron-LM has no --test-mode) and only with q/k norms (the method
 // returns at once without --qk-layernorm). Returns the host piece; none when it does not apply.
 Piece test_mode_checks(const CostContext& c) {
@@ -536,7 +533,8 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // --reentrant-checkpoint — runs the checkpointed layer's first forward under torch.no_grad(): its ops record no
   // autograd node (≈ 5 instead of ≈ 7 µs per eager op [P4]; a torch.compile'd call 14 instead of 39 µs [P6]). The
   // recompute in the backward runs with grad enabled, at the full cost (rec below). The non-reentrant checkpoint of
-  // the PyTorch stack runs its forward with grad enabled (saved-tensor hooks), as without recompute.
+  // the PyTorch stack runs its forward with grad enabled (saved-tensor hooks), as without recompute. The ratio is
+  // applied to the whole forward inventory but its compiled calls (the layer's Python glue and hooks included).
   const bool nograd_fwd = tr.recompute == Recompute::Full && !h.cuda_graphs &&
                           (megatron(host_stack(tr)) || tr.reentrant_checkpoint);
   PassCost f_first = f;  // the layer's forward pass as the step issues it first
@@ -643,7 +641,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
     layer.bwd.host_wait_s += wait.host_wait_s;
     layer.bwd_input.host_wait_s += wait.host_wait_s;
   }
-  // Full recompute re-runs the attention forward, --test-mode's checks with it (rec = f holds their host time).
+  // Full recompute re-runs the attention forward, --test-mode's checks with it (rec = f_issue holds their host time).
   if (tr.recompute == Recompute::Full) {
     layer.bwd.host_wait_s += checks.host_wait_s;
     layer.bwd_input.host_wait_s += checks.host_wait_s;
