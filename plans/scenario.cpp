@@ -346,7 +346,7 @@ OptionTable<In> build_table() {
       "Megatron-Core stacks (no effect on others): the rotary embedding through rope_utils.py's unfused PyTorch ops "
       "instead of Transformer Engine's fused kernel (Megatron-LM --no-rope-fusion; Megatron-Bridge turns the fusion "
       "off for every position embedding but plain rope, e.g. GPT-OSS's yarn): 10 B per rotated element more forward "
-      "and 12 B backward at 16 bit, in 17 kernels more per layer and micro-batch",
+      "and 12 B backward at 16 bit, 22 kernels more forward and 12 backward per layer and micro-batch",
       [](In& x) { x.train.rope_fusion = false; }, [](const In& x) { return !x.train.rope_fusion; }, P | S));
   t.push_back(flag<In>(
       "eager_loss", "--eager-loss",
