@@ -34,6 +34,9 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   }
   // --fp8-params acts on the Megatron stack only (Transformer Engine modules; memory.cpp), so a sweep over schemes
   // whose default stack differs is not refused.
+  if (t.te_cross_entropy && t.cross_entropy_fusion)
+    throw InputError("--cross-entropy-fusion-impl te with --cross-entropy-fusion: each names the loss kernel (Transformer "
+                     "Engine's parallel cross entropy, or llm.c's fused classifier); give one of them");
   if (t.eager_loss && !t.compile)
     throw InputError("--eager-loss says the loss is left out of --compile; without --compile every op is eager already "
                      "(drop --eager-loss, or add --compile)");
@@ -318,6 +321,21 @@ OptionTable<In> build_table() {
       "the LM head's softmax, cross-entropy and logit gradient as one kernel over the 16-bit logits (llm.c "
       "fused_classifier): 6 B per logit instead of 28 B through fp32 logits, and no fp32 logits held",
       [](In& x) { x.train.cross_entropy_fusion = true; }, [](const In& x) { return x.train.cross_entropy_fusion; },
+      P | S));
+  t.push_back(choice<In>(
+      "cross_entropy_fusion_impl", "--cross-entropy-fusion-impl",
+      "Megatron --cross-entropy-fusion-impl (with --cross-entropy-loss-fusion, Megatron-Core's default): native, "
+      "Megatron's vocab-parallel cross entropy over fp32 logits; te, Transformer Engine's Triton parallel cross entropy "
+      "(what Megatron-Bridge's performance scripts set): an online-softmax pass and a loss pass that writes the logit "
+      "gradient over the 16-bit logits (6 B per logit forward, 4 B backward, no fp32 logits held) and a "
+      "device-to-host check of the loss gradient (torch.equal) in the backward unless CUDA graphs run the step "
+      "(Megatron stack; no effect on others)",
+      {"native", "te"}, "native",
+      [](In& x, const std::string& v) { x.train.te_cross_entropy = v == "te"; },
+      [](const In& x) -> std::optional<std::string> {
+        if (!x.train.te_cross_entropy) return std::nullopt;
+        return std::string("te");
+      },
       P | S));
   t.push_back(flag<In>(
       "reentrant_checkpoint", "--reentrant-checkpoint",

@@ -130,6 +130,8 @@ struct TrainingConfig {
   bool fused_residual_norm = false;   // each residual add in one kernel with the norm after it (llm.c, Liger,
                                       // torch.compile): the norm's read of the sum is gone (layer.cpp)
   bool activation_epilogue = false;   // a plain FFN activation in FC1's cuBLASLt epilogue (llm.c): no separate read
+  bool te_cross_entropy = false;      // Megatron --cross-entropy-fusion-impl te: Transformer Engine's Triton
+                                      // parallel cross entropy (edges.cpp); off: Megatron's own (native) loss
   bool cross_entropy_fusion = false;  // the LM head's softmax, loss and logit gradient in one kernel over the
                                       // 16-bit logits (llm.c fused_classifier), no fp32 logits (edges.cpp)
   bool reentrant_checkpoint = false;  // PyTorch stack: full recompute re-runs the whole forward (use_reentrant=True);

@@ -272,6 +272,42 @@ TEST_CASE("FlashAttention-1 kernels run the flash curves at half speed; a fused 
   CHECK(kf.layer.fwd.compute_s == k2.layer.fwd.compute_s);  // the layers do not change
 }
 
+TEST_CASE("--cross-entropy-fusion-impl te: Transformer Engine's Triton parallel cross entropy over the 16-bit logits") {
+  // One H100 (world 1), llama2-7b (vocab 32,000), seq 4096, mbs 1, bf16 (e = 2 B), the Megatron stack.
+  // L = 4096 · 32,000 = 131,072,000 logits; the final norm's output A = 4096 · 4096 · 2 B is read once forward.
+  // Native (Megatron's vocab-parallel loss over fp32 logits): 14 B per logit forward in 4 kernels, 14 B backward in 3.
+  // TE (edges.cpp): online softmax reads the logits (e), the loss kernel reads them again and writes the gradient in
+  // place (2e): 3e = 6 B forward in 2 kernels; the backward scales the gradient in place, 2e = 4 B in 1 kernel.
+  auto one_gpu = [](bool te_ce) {
+    ScenarioInput in;
+    in.model = "llama2-7b";
+    in.plan = "tp1pp1dp1";
+    in.train.seq = 4096;
+    in.train.gbs = 1;
+    in.train.te_cross_entropy = te_ce;
+    return resolve_scenario(in);
+  };
+  const Scenario native = one_gpu(false), te_sc = one_gpu(true);
+  const StepCosts kn = compute_step_costs(native), kt = compute_step_costs(te_sc);
+  const Hardware te = megatron_compute(native.hw);
+  const double L = 4096.0 * 32000.0, A = 4096.0 * 4096.0 * 2;
+  CHECK(kn.head.fwd.compute_s - kt.head.fwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(te, 14 * L + A, 4) - memory_bound_time_s(te, 6 * L + A, 2)).epsilon(1e-9));
+  CHECK(kn.head.bwd.compute_s - kt.head.bwd.compute_s ==
+        doctest::Approx(memory_bound_time_s(te, 14 * L, 3) - memory_bound_time_s(te, 4 * L, 1)).epsilon(1e-9));
+  // The backward starts with torch.equal(grad_output, 1.0): a device-to-host sync the GPU idles through, with the
+  // launch of the next kernel (host.cpp add_edge_host); none on the native loss.
+  CHECK(kt.head.bwd.host_wait_s == doctest::Approx(kt.host.sync_s + kt.host.op_s));
+  CHECK(kn.head.bwd.host_wait_s == 0);
+  // With llm.c's fused classifier it is one or the other: a one-line error.
+  ScenarioInput both;
+  both.model = "llama2-7b";
+  both.plan = "tp1pp1dp1";
+  both.train.te_cross_entropy = true;
+  both.train.cross_entropy_fusion = true;
+  CHECK_THROWS_WITH_AS(resolve_scenario(both), doctest::Contains("give one of them"), InputError);
+}
+
 TEST_CASE("a residual add fused with its norm and an activation in the GEMM epilogue save one read each") {
   // gpt3-175b (h 12288, f 49152, GeLU, ungated, two norms per layer), seq 2048, mbs 1, bf16, one GPU (no slowest-of-N
   // factor), the default Megatron stack; T = 2048 tokens, e = 2 B.

@@ -273,7 +273,10 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // backward, 34 kernels more per layer): E0014 −28.5 → −26.4 %, E0015 −25.1 → −23.7 %, E0016 −20.0 → −17.4 %, E0019
   // −26.8 → −23.3 %, E0020 −19.2 → −17.2 %; mean 11.8 → 11.3 %. One row stays beyond 25 % (E0014, GPT-OSS 120B BF16
   // on GB200 with EP 64).
-  // Bounds: issue 10's mean (12 %; 11.3 % reached) and the worst row (26.4 %) with a margin of 1.5 points; at most the
+  // tece (session 13): the 19 Megatron-Bridge rows state --cross-entropy-fusion-impl te (the performance scripts'
+  // _set_common_perf_overrides: Transformer Engine's Triton parallel cross entropy, 10 B per logit instead of 28 and a
+  // torch.equal sync): E0014 −26.4 → −27.3 %, E0019 −23.3 → −24.8 %, E0015 −23.7 → −24.5 %; mean 11.3 → 11.4 %.
+  // Bounds: issue 10's mean (12 %; 11.4 % reached) and the worst row (27.3 %) with a margin of 0.7 point; at most the
   // one row beyond issue 10's 25 % that remains (E0014).
   constexpr double kMoeMeanBound = 0.12;
   constexpr double kMoeRowBound = 0.28;

@@ -36,14 +36,23 @@ void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
   // possible because the loss gradient 1/(B·T) is known before the backward): the kernel reads each 16-bit logit
   // twice — once for the row's max and sum, once to write its gradient over it in place — and writes it once, so
   // e = 2 B read in the forward and 2 + 2 B in the backward; one launch each, no fp32 logits.
+  // With --cross-entropy-fusion-impl te (Megatron stack; Transformer Engine pytorch/triton/cross_entropy.py
+  // cross_entropy_forward / cross_entropy_backward, as TE ran it until 2026-07): an online-softmax kernel reads each
+  // 16-bit logit for the row's max and sum (e), the loss kernel reads it again and writes the logit gradient over it
+  // in place (2e): 3e B in 2 kernels forward; the backward scales that gradient by the loss gradient in place
+  // (element_mul_kernel: 2e B, 1 kernel). No fp32 logits. (TE 2026-07, 01bbe3eea, keeps an fp32 gradient instead:
+  // not modelled.)
   const double logits = tokens_local * static_cast<double>(g.n);
   const double e = activation_element_bytes(tr.precision);
+  const bool te_ce = tr.te_cross_entropy && tr.stack == Stack::Megatron && !tr.cross_entropy_fusion;
   const double loss_fwd = tr.cross_entropy_fusion ? memory_bound_time_s(hw, e * logits + A / (tr.sp ? t : 1), 1)
-                                                  : memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4);
+                          : te_ce ? memory_bound_time_s(hw, 3 * e * logits + A / (tr.sp ? t : 1), 2)
+                                  : memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4);
   head.fwd.compute_s = gemm_time_s(hw, g.m, g.n, g.k, prec) + loss_fwd + overhead;
   const double dgrad = gemm_time_s(hw, g.m, g.k, g.n, prec), wgrad = gemm_time_s(hw, g.k, g.n, g.m, prec);
   const double loss_bwd = tr.cross_entropy_fusion ? memory_bound_time_s(hw, 2 * e * logits, 0)
-                                                  : memory_bound_time_s(hw, 14 * logits, 3);
+                          : te_ce ? memory_bound_time_s(hw, 2 * e * logits, 1)
+                                  : memory_bound_time_s(hw, 14 * logits, 3);
   head.bwd.compute_s = dgrad + wgrad + loss_bwd + overhead;
   head.bwd_input.compute_s = dgrad + loss_bwd + overhead;
   head.bwd_weight.compute_s = wgrad + overhead;

@@ -674,10 +674,19 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // The output layer is Megatron's own ColumnParallelLinear in every Megatron spec (megatron/core/models/gpt/gpt_model.py
   // GPTModel.output_layer = tensor_parallel.ColumnParallelLinear [C1]), not a Transformer Engine module: a torch
   // matmul through Megatron's linear autograd function, as the local spec's linears.
+  // With --cross-entropy-fusion-impl te (edges.cpp): Transformer Engine's parallel cross entropy instead of the 15
+  // ops — three zero-filled buffers, the gradient buffer, the online-softmax and loss Triton kernels, a clamp, the
+  // loss's sum and division (≈ 9 ops) and with TP one all-gather of the per-row max / sum / target logit instead of 3
+  // all-reduces; backward torch.equal(grad_output, 1.0) — a device-to-host sync, skipped when the step is a CUDA graph
+  // (Megatron-Core passes is_cg_capturable) — and the gradient-scaling kernel (2 ops) instead of 6
+  // (transformer_engine/pytorch/triton/cross_entropy.py; megatron/core/models/common/language_module) [D].
+  const bool te_ce = meg && sc.train.te_cross_entropy && !sc.train.cross_entropy_fusion;
+  const bool te_ce_sync = te_ce && !h.cuda_graphs;
   const double lin = meg ? kTorchLinear + 10 : kTorchLinear;
-  Piece hf{kOp + lin + 23 * kOp, 1.0 + 1 + 23, 0};
-  if (t > 1) hf.colls += 3 + (sc.train.sp ? 1 : 0);
-  Piece hb{kBwdRatio * (kOp + lin) + 6 * kOp, 2.0 + 2 + 6, 0};
+  const double ce_fwd_ops = te_ce ? 9 : 15, ce_bwd_ops = te_ce ? 2 : 6;
+  Piece hf{kOp + lin + (ce_fwd_ops + 8) * kOp, 1.0 + 1 + ce_fwd_ops + 8, 0};
+  if (t > 1) hf.colls += (te_ce ? 1 : 3) + (sc.train.sp ? 1 : 0);
+  Piece hb{kBwdRatio * (kOp + lin) + ce_bwd_ops * kOp + (te_ce_sync ? kSync : 0.0), 2.0 + 2 + ce_bwd_ops, 0};
   if (t > 1) hb.colls += 1;
   Piece hbi = hb, hbw{kBwdRatio * lin / 2, 1, 0};
   hbi.us -= hbw.us;
@@ -686,6 +695,12 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   add_host(head.bwd, to_pass(h, hb));
   add_host(head.bwd_input, to_pass(h, hbi));
   add_host(head.bwd_weight, to_pass(h, hbw));
+  // TE's torch.equal sync at the start of the loss's backward: the GPU drains, idles through the sync and the launch
+  // of the next kernel (as the MoE dispatcher's sync, add_layer_host).
+  if (te_ce_sync) {
+    head.bwd.host_wait_s += h.sync_s + h.op_s;
+    head.bwd_input.host_wait_s += h.sync_s + h.op_s;
+  }
 }
 
 void add_step_host(const Scenario& sc, StepCosts& k) {
