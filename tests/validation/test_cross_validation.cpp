@@ -79,8 +79,11 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
     if (s.source == "S53") {
+      // 25.1 % since S54's rope test (L0019) states its --no-rope-fusion (2026-12): with S53 left out, Megatron-Core's
+      // host factor is set by S54's ten 2023 rows (and six GB200 fp8 rows), and L0019's unfused RoPE — priced within
+      // 1 ms of what it measurably adds over its twin L0018 at S53's factor — lowers that fit 2.08 → 1.92.
       CHECK(s.host_bound_rows >= 60);
-      CHECK(s.out_of_sample <= 0.25);
+      CHECK(s.out_of_sample <= 0.26);
       continue;
     }
     if (s.source == "S54") {

@@ -119,10 +119,11 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   const Piece fusions = scripted ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
   // Megatron-Core's RoPE on q and k: Transformer Engine's fused kernel, one op and kernel each way per tensor; with
   // --no-rope-fusion rope_utils.py's unfused ops (layer.cpp unfused_rope_work): per tensor 6 ops on [s, d] for cos and
-  // sin, 6 on the tensor forward (5 beyond the fused 1); backward the autograd nodes of its 5 differentiable ops (7
-  // kernels: 6 beyond 1).
+  // sin, 6 on the tensor forward (5 beyond the fused 1); backward 7 kernels (6 beyond 1), launched by the C++ autograd
+  // engine from the nodes of the forward's ops — kCublas each, no Python (the layer's other elementwise backward
+  // kernels are likewise counted without host time of their own).
   const Piece rope_fwd = tr.rope_fusion ? Piece{2 * kOp, 2, 0} : Piece{2 * 12 * kOp, 2 * 12, 0};
-  const Piece rope_bwd = tr.rope_fusion ? Piece{0, 2, 0} : Piece{kBwdRatio * 2 * 5 * kOp, 2 * 7, 0};
+  const Piece rope_bwd = tr.rope_fusion ? Piece{0, 2, 0} : Piece{2 * 7 * kCublas, 2 * 7, 0};
   switch (st) {
     case HostStack::MegatronCoreTE: {
       // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
