@@ -538,6 +538,12 @@ OptionTable<In> build_table() {
       "without q/k norms or off the Megatron stack",
       [](In& x) { x.train.test_mode = true; }, [](const In& x) { return x.train.test_mode; }, P | S));
   t.push_back(flag<In>(
+      "no_check_for_nan_in_loss_and_grad", "--no-check-for-nan-in-loss-and-grad",
+      "Megatron-Core stacks: no NaN/Inf checks of the loss (two device-to-host syncs per micro-batch) nor of the gradient "
+      "buckets (a norm and a sync each) — Megatron-LM's flag; Megatron-Bridge's performance scripts turn both off "
+      "(ddp.check_for_nan_in_grad, rerun_state_machine.check_for_nan_in_loss)",
+      [](In& x) { x.train.nan_checks = false; }, [](const In& x) { return !x.train.nan_checks; }, P | S));
+  t.push_back(flag<In>(
       "log_num_zeros_in_grad", "--log-num-zeros-in-grad",
       "Megatron --log-num-zeros-in-grad: count the zero gradients every step (kernels per tensor, an all-reduce, a sync)",
       [](In& x) { x.train.log_num_zeros_in_grad = true; }, [](const In& x) { return x.train.log_num_zeros_in_grad; },

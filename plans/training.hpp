@@ -172,6 +172,9 @@ struct TrainingConfig {
                                       // kernels) instead of Transformer Engine's modules; MegatronLegacy is always local
   bool log_num_zeros_in_grad = false; // Megatron --log-num-zeros-in-grad (per-step count + sync)
   bool log_params_norm = false;       // Megatron --log-params-norm (per-step norm + sync)
+  bool nan_checks = true;             // Megatron --check-for-nan-in-loss-and-grad (default on; off with
+                                      // --no-check-for-nan-in-loss-and-grad): the loss checks' syncs per micro-batch
+                                      // and the gradient buckets' NaN check (costs/host.cpp)
   bool no_grad_accum_fusion = false;  // Megatron --no-gradient-accumulation-fusion: the wgrad GEMMs write a fresh
                                       // gradient that the DDP hook adds to main_grad (a hook for every weight too)
   bool jit_torchscript = false;       // Megatron's jit_fuser is torch.jit.script (torch < 2.2) instead of torch.compile

@@ -241,6 +241,24 @@ TEST_CASE("host: Megatron-Core DDP's forward pre-hooks under --overlap-param-gat
   CHECK(ddp.layer.fwd.host_s == doctest::Approx(plain.layer.fwd.host_s));
 }
 
+TEST_CASE("host: --no-check-for-nan-in-loss-and-grad drops the loss and gradient-bucket NaN checks") {
+  // Megatron-Core checks the loss twice per micro-batch (isnan, isinf: a device-to-host sync each) and every gradient
+  // bucket once per step (a norm and a sync: 2 ops + kSync) — the tiny model's gradients fit one bucket. Megatron-LM's
+  // --no-check-for-nan-in-loss-and-grad (and Megatron-Bridge's performance scripts) turn both off.
+  Scenario on = tiny(), off = tiny();
+  off.train.nan_checks = false;
+  const StepCosts k_on = compute_step_costs(on), k_off = compute_step_costs(off);
+  const double f = on.hw.calib.host_megatron * on.hw.node.host_time_factor;
+  CHECK(k_on.host.loss_syncs == 2);
+  CHECK(k_off.host.loss_syncs == 0);
+  CHECK(k_on.host.grad_check_syncs == 1);
+  CHECK(k_on.host.grad_check_s == doctest::Approx((2 * 8 + 20) * 1e-6 * f));  // 2 kOp + kSync
+  CHECK(k_off.host.grad_check_syncs == 0);
+  CHECK(k_off.host.grad_check_s == 0);
+  // The step loses the syncs' host time and the drains they force (at least the two loss syncs' 40 µs × f).
+  CHECK(evaluate(on).step_time_s - evaluate(off).step_time_s >= (2 * 20 + 36) * 1e-6 * f * (1 - 1e-6));
+}
+
 TEST_CASE("host: a layer whose kernels are shorter than their launches is launch-bound through the engine") {
   // The tiny model's GPU work per pass is a few µs per kernel against ≈ 30 µs × f of issue per kernel (395 µs / 12
   // kernels forward): the GPU waits for every launch, so the step is the host's chain of issue — Σ of the host costs

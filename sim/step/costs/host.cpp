@@ -366,8 +366,9 @@ HostModel host_model(const Scenario& sc) {
     h.data_s = (kData + (t > 1 ? 5 * kColl : 0)) * kUs * h.factor;
     h.data_sync = st == HostStack::MegatronLocal && t > 1;
     // Megatron-Core validates the loss twice per micro-batch (torch.isnan / isinf through
-    // rerun_state_machine.validate_result, a device→host sync each; --check-for-nan-in-loss-and-grad, default on).
-    h.loss_syncs = megatron_core(st) ? 2 : 0;
+    // rerun_state_machine.validate_result, a device→host sync each; --check-for-nan-in-loss-and-grad, default on;
+    // none with --no-check-for-nan-in-loss-and-grad).
+    h.loss_syncs = megatron_core(st) && tr.nan_checks ? 2 : 0;
     // Non-interleaved pipelines batch each send/recv and call torch.cuda.synchronize() after it
     // (p2p_communication.py batch_p2p_sync; overlap_p2p_comm is forced off without virtual stages).
     h.p2p_sync = p > 1 && sc.plan.vpp == 1;
@@ -745,7 +746,7 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
   if (meg) {
     // finish_grad_sync: a NaN check (norm + .item()) per gradient bucket (check_for_nan_in_grad, default on with
     // --check-for-nan-in-loss-and-grad) — Megatron-Core only.
-    if (megatron_core(h.stack)) {
+    if (megatron_core(h.stack) && tr.nan_checks) {
       const double grad_bytes = (m.layers * k.layer_params / P) * grad_wire_bytes(pl.sharding, tr.precision);
       const int buckets = std::max(1, static_cast<int>(std::ceil(grad_bytes / tr.bucket_bytes)));
       h.grad_check_syncs = buckets;
