@@ -32,11 +32,11 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
     if (legacy) t.overlap_grad_reduce = t.overlap_param_gather = false;  // LocalDDP / DeepSpeed pipe: after backward
     t.overlap_auto = false;
   }
-  // --fp8-params acts on the Megatron stack only (Transformer Engine modules; memory.cpp), so a sweep over schemes
-  // whose default stack differs is not refused.
   if (t.te_cross_entropy && t.cross_entropy_fusion)
     throw InputError("--cross-entropy-fusion-impl te with --cross-entropy-fusion: each names the loss kernel "
                      "(Transformer Engine's parallel cross entropy, or llm.c's fused classifier); give one of them");
+  // --fp8-params acts on the Megatron stack only (Transformer Engine modules; memory.cpp), so a sweep over schemes
+  // whose default stack differs is not refused.
   if (t.eager_loss && !t.compile)
     throw InputError("--eager-loss says the loss is left out of --compile; without --compile every op is eager already "
                      "(drop --eager-loss, or add --compile)");
