@@ -135,19 +135,23 @@ std::optional<std::string> recompute_op_error(const ModelSpec& m, const Training
   return std::nullopt;
 }
 
+// --no-rope-fusion prices rope_utils.py's unfused ops on the query and key heads (costs/layer.cpp unfused_rope_work);
+// a model without a rotary embedding has none, and MLA's rope parts run another code path.
+std::optional<std::string> rope_fusion_error(const ModelSpec& m, const TrainingConfig& t) {
+  if (t.rope_fusion || t.stack != Stack::Megatron) return std::nullopt;
+  if (m.position != PositionKind::RoPE)
+    return "--no-rope-fusion: " + model_name(m) + " has no rotary embedding (its \"position\" is " +
+           (m.position == PositionKind::ALiBi ? "alibi" : "learned") + "); drop the flag";
+  for (const auto& kc : m.layer_kind_counts())
+    if (kc.first.attention == AttentionKind::MLA)
+      return "--no-rope-fusion is priced for multi-head / grouped-query attention; " + model_name(m) +
+             " uses multi-latent attention, whose unfused rope path is not modelled (drop the flag)";
+  return std::nullopt;
+}
+
 std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t) {
   const std::string plan = p.to_string();
-  // --no-rope-fusion prices rope_utils.py's unfused ops on the query and key heads (costs/layer.cpp
-  // unfused_rope_work); a model without a rotary embedding has none, and MLA's rope parts run another code path.
-  if (!t.rope_fusion && t.stack == Stack::Megatron) {
-    if (m.position != PositionKind::RoPE)
-      return "--no-rope-fusion: " + model_name(m) + " has no rotary embedding (its \"position\" is " +
-             (m.position == PositionKind::ALiBi ? "alibi" : "learned") + "); drop the flag";
-    for (const auto& kc : m.layer_kind_counts())
-      if (kc.first.attention == AttentionKind::MLA)
-        return "--no-rope-fusion is priced for multi-head / grouped-query attention; " + model_name(m) +
-               " uses multi-latent attention, whose unfused rope path is not modelled (drop the flag)";
-  }
+  if (auto e = rope_fusion_error(m, t)) return e;
   // Degrees (a Plan built in code rather than parsed).
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.vpp < 1 || p.ep < 1 || p.etp < 0)
     return "plan '" + plan + "' has a degree below 1 (tp, pp, dp, cp, ep, etp and vpp are positive integers)";

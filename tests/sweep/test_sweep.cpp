@@ -441,6 +441,17 @@ TEST_CASE("bad sweep inputs") {
   s = small_setup();
   s.base.model = "no-such-model";
   CHECK_THROWS_AS(run_sweep(s, threads(1)), InputError);
+  // --no-rope-fusion on a model without a rotary embedding would reject every Megatron candidate: the sweep says why
+  // once (plans/validate.cpp rope_fusion_error), not "no valid plan".
+  s = small_setup();
+  s.base.model = "gpt3-175b";
+  s.base.train.rope_fusion = false;
+  try {
+    run_sweep(s, threads(1));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("has no rotary embedding") != std::string::npos);
+  }
 }
 
 TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
