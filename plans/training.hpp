@@ -181,6 +181,10 @@ struct TrainingConfig {
   bool test_mode = false;             // Megatron --test-mode: with --qk-layernorm every attention forward checks its
                                       // q/k norm parameters across the DP and TP groups (costs/host.cpp test_mode_checks)
   std::int64_t micro_batches(const Plan& p) const;  // gbs / (dp · mbs)
+  // Whether the loss runs Transformer Engine's parallel cross entropy: --cross-entropy-fusion-impl te on the Megatron
+  // stack (no effect on others; resolve_training refuses it beside --cross-entropy-fusion). The one predicate the
+  // loss's time (costs/edges.cpp), host (costs/host.cpp) and memory (analysis/memory.cpp) read.
+  bool te_loss() const { return te_cross_entropy && stack == Stack::Megatron && !cross_entropy_fusion; }
 };
 
 }  // namespace parsim

@@ -98,8 +98,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.flash_attention = sc.train.flash_attention;
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
   // the 16-bit logits alone: llm.c's fused classifier, and TE's parallel cross entropy (its gradient over the logits)
-  o.fused_cross_entropy =
-      sc.train.cross_entropy_fusion || (sc.train.te_cross_entropy && sc.train.stack == Stack::Megatron);
+  o.fused_cross_entropy = sc.train.cross_entropy_fusion || sc.train.te_loss();
   o.eager_fp32_loss = sc.train.stack == Stack::PyTorch && (!sc.train.compile || sc.train.eager_loss);  // 2 + 4 + 4 B
   o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
   o.moe_fused_grouped_mlp = sc.train.moe_fused_grouped_mlp;

@@ -44,7 +44,7 @@ void edge_costs(const CostContext& c, PassCosts& embed, PassCosts& head) {
   // not modelled.)
   const double logits = tokens_local * static_cast<double>(g.n);
   const double e = activation_element_bytes(tr.precision);
-  const bool te_ce = tr.te_cross_entropy && tr.stack == Stack::Megatron && !tr.cross_entropy_fusion;
+  const bool te_ce = tr.te_loss();
   const double loss_fwd = tr.cross_entropy_fusion ? memory_bound_time_s(hw, e * logits + A / (tr.sp ? t : 1), 1)
                           : te_ce ? memory_bound_time_s(hw, 3 * e * logits + A / (tr.sp ? t : 1), 2)
                                   : memory_bound_time_s(hw, 14 * logits + A / (tr.sp ? t : 1), 4);

@@ -85,6 +85,12 @@ int layer_param_tensors(const ModelSpec& m) {
   return n;
 }
 
+// Megatron-Core DDP's forward pre-hooks (layer_inventory, add_edge_host): registered on every submodule when the
+// distributed optimizer overlaps its parameter all-gather with the forward (use_forward_hook).
+bool ddp_forward_hooks(const Scenario& sc) {
+  return megatron_core(host_stack(sc.train)) && sc.plan.sharding == Sharding::Zero1 && sc.train.overlap_param_gather;
+}
+
 // One host inventory piece: reference-host µs, GPU kernels, NCCL calls (each adds kColl of host and one kernel).
 struct Piece {
   double us = 0, kernels = 0, colls = 0;
@@ -225,7 +231,7 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   // modules (TransformerLayer, the norms or their IdentityOps, SelfAttention, linear_qkv, core_attention and its
   // backend, linear_proj, the cross-attention IdentityOps, MLP, linear_fc1, linear_fc2; 2 more with q/k norms)
   // [D, counted from gpt_layer_specs.py]: kModuleHook each and kParamPython per parameter tensor. No kernels.
-  if (megatron_core(st) && sc.plan.sharding == Sharding::Zero1 && tr.overlap_param_gather) {
+  if (ddp_forward_hooks(sc)) {
     const double modules = 13 + (m.qk_norm != QkNorm::None ? 2 : 0);
     f += {modules * kModuleHook + layer_param_tensors(m) * kParamPython, 0, 0};
   }
@@ -551,10 +557,9 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // longer to issue than the GPU to run (H > G), through the difference: with the sync the layer's forward lasts
   // sync + max(H, G) [D: host and GPU each at a uniform pace between two syncs]. A whole-layer CUDA graph has no such
   // sync (it needs the sync-free, padded path).
+  const double catch_up = std::max(0.0, f_first.host_s - layer.fwd.duration_s());  // H − G where the host is behind
   PassCost wait;
-  if (moe && !h.cuda_graphs) {
-    wait.host_wait_s = h.sync_s + h.op_s + std::max(0.0, f_first.host_s - layer.fwd.duration_s());
-  }
+  if (moe && !h.cuda_graphs) wait.host_wait_s = h.sync_s + h.op_s + catch_up;
   // --test-mode's checks (test_mode_checks) in the attention forward: the host issues them, the GPU idles through them
   // — their host time and the two all-gathers of the [4, d] norm parameters (one per data-parallel and tensor-parallel
   // rank gathered) — after it has caught up with the host as at the MoE sync (once per layer: an MoE layer's sync
@@ -568,7 +573,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
     checks.host_wait_s = checks.host_s +
                          group_collective_s(c, Collective::AllGather, pl.dp * norm_bytes, dp) +
                          group_collective_s(c, Collective::AllGather, pl.tp * norm_bytes, c.tp_group) +
-                         (moe ? 0.0 : std::max(0.0, f_first.host_s - layer.fwd.duration_s()));
+                         (moe ? 0.0 : catch_up);
   }
   PassCost f_issue = f;  // the forward's host part with the checks (as the recompute re-issues it)
   add_host(f_issue, checks);
@@ -663,10 +668,8 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // its embedding (LanguageModelEmbedding, word_embeddings, position_embeddings when learned, embedding_dropout), the
   // TransformerBlock and the rotary embedding module (RoPE), and on the last stage final_layernorm and output_layer —
   // priced once per micro-batch with the embedding's forward: ≈ 8 modules and 4 parameter tensors.
-  const bool pre_hooks = megatron_core(host_stack(sc.train)) && sc.plan.sharding == Sharding::Zero1 &&
-                         sc.train.overlap_param_gather;
   const Piece eb{kBwdRatio * ef.us, 3, 0};
-  if (pre_hooks) ef += {8 * kModuleHook + 4 * kParamPython, 0, 0};
+  if (ddp_forward_hooks(sc)) ef += {8 * kModuleHook + 4 * kParamPython, 0, 0};
   add_host(embed.fwd, to_pass(h, ef));
   add_host(embed.bwd, to_pass(h, eb));
   add_host(embed.bwd_weight, to_pass(h, eb));
@@ -682,7 +685,7 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // all-reduces; backward torch.equal(grad_output, 1.0) — a device-to-host sync, skipped when the step is a CUDA graph
   // (Megatron-Core passes is_cg_capturable) — and the gradient-scaling kernel (2 ops) instead of 6
   // (transformer_engine/pytorch/triton/cross_entropy.py; megatron/core/models/common/language_module) [D].
-  const bool te_ce = meg && sc.train.te_cross_entropy && !sc.train.cross_entropy_fusion;
+  const bool te_ce = sc.train.te_loss();
   const bool te_ce_sync = te_ce && !h.cuda_graphs;
   const double lin = meg ? kTorchLinear + 10 : kTorchLinear;
   const double ce_fwd_ops = te_ce ? 9 : 15, ce_bwd_ops = te_ce ? 2 : 6;

@@ -126,6 +126,16 @@ MemoryWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const Exper
   return {per_element * lw.routed_tokens_received * static_cast<double>(m.hidden), 2 * local + 1 + (cast ? 1 : 0)};
 }
 
+// Elements of this rank's query and key heads in one layer pass: tokens · (a/t + kv_r) · d — what a RoPE rotates
+// (× rotary_fraction) and a q/k norm normalises.
+double qk_elements(const Scenario& sc, const LayerWork& lw) {
+  const ModelSpec& m = sc.model;
+  const int t = sc.plan.tp;
+  const double tokens = static_cast<double>(sc.train.mbs * sc.train.seq) / sc.plan.cp;
+  const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
+  return tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim);
+}
+
 // The PyTorch stack's memory-bound kernels as eager ATen runs them (no --compile). layer_work counts every norm,
 // rotary embedding and activation as one fused kernel (what Transformer Engine, Megatron's fusions and torch.compile's
 // Inductor run); eager PyTorch runs the model code's ops one by one [D, counted from the code paths]:
@@ -150,8 +160,7 @@ MemoryWork pytorch_eager_work(const Scenario& sc, const LayerWork& lw, bool moe)
   const int t = sc.plan.tp;
   const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
   const double hidden_tokens = tr.sp ? tokens / t : tokens;
-  const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
-  const double qk = tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim);
+  const double qk = qk_elements(sc, lw);
   MemoryWork w;
   // (--fused-rmsnorm: each RMSNorm is one fused kernel, layer_work's 2e per element, as compiled.)
   if (m.norm == NormKind::RMSNorm && !tr.fused_rmsnorm) {
@@ -308,10 +317,7 @@ RopeWork unfused_rope_work(const Scenario& sc, const LayerWork& lw) {
   if (tr.stack != Stack::Megatron || tr.rope_fusion || m.position != PositionKind::RoPE ||
       lw.attention.v_head_dim != 0)
     return {};
-  const int t = sc.plan.tp;
-  const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
-  const double heads = static_cast<double>((m.heads + t - 1) / t), kv = static_cast<double>((m.g() + t - 1) / t);
-  const double rotated = tokens * (heads + kv) * static_cast<double>(lw.attention.head_dim) * m.rotary_fraction;
+  const double rotated = qk_elements(sc, lw) * m.rotary_fraction;
   const double e = activation_element_bytes(tr.precision);
   return {10 * e * rotated, 12 * e * rotated, 2 * 11, 2 * 6};
 }
