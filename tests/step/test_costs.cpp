@@ -408,12 +408,13 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
 TEST_CASE("--no-rope-fusion: Megatron-Core's unfused rotary embedding (rope_utils.py) against TE's fused kernel") {
   // llama3-8b (h 4096, a = 32 query heads, kv = 8 KV heads of d 128, RoPE), seq 4096, mbs 1, bf16 (e = 2 B), one
   // H100 (world 1: no slowest-GPU factor), the Megatron stack; T = 4096 tokens per layer pass.
-  auto llama = [](bool fusion, const std::string& model = "llama3-8b") {
+  auto llama = [](bool fusion, Stack stack = Stack::Megatron) {
     ScenarioInput in;
-    in.model = model;
+    in.model = "llama3-8b";
     in.plan = "tp1pp1dp1";
     in.train.seq = 4096;
     in.train.gbs = 1;
+    in.train.stack = stack;
     in.train.rope_fusion = fusion;
     return resolve_scenario(in);
   };
@@ -441,15 +442,8 @@ TEST_CASE("--no-rope-fusion: Megatron-Core's unfused rotary embedding (rope_util
   CHECK(ku.layer.bwd.kernels - kf.layer.bwd.kernels == doctest::Approx(12));
   CHECK(ku.layer.fwd.host_s > kf.layer.fwd.host_s);
   // Other stacks price their own RoPE: the flag changes nothing on the PyTorch stack.
-  ScenarioInput pt;
-  pt.model = "llama3-8b";
-  pt.plan = "tp1pp1dp1";
-  pt.train.seq = 4096;
-  pt.train.gbs = 1;
-  pt.train.stack = Stack::PyTorch;
-  const double pt_fused = compute_step_costs(resolve_scenario(pt)).layer.fwd.compute_s;
-  pt.train.rope_fusion = false;
-  CHECK(compute_step_costs(resolve_scenario(pt)).layer.fwd.compute_s == pt_fused);
+  CHECK(compute_step_costs(llama(false, Stack::PyTorch)).layer.fwd.compute_s ==
+        compute_step_costs(llama(true, Stack::PyTorch)).layer.fwd.compute_s);
   // A model without a rotary embedding, on the Megatron stack: a one-line error.
   ScenarioInput gpt;
   gpt.model = "gpt3-175b";
