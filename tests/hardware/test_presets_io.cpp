@@ -55,10 +55,10 @@ void leaves(const nlohmann::json& j, const std::string& prefix, std::vector<std:
 
 }  // namespace
 
-TEST_CASE("presets: the ten GPUs with their datasheet and measured numbers") {
+TEST_CASE("presets: the eleven GPUs with their datasheet and measured numbers") {
   // Canonical names in the CLI contract (docs/cli.md), one file each in hardware/presets/, listed alphabetically.
-  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "b300", "gb200", "h100",
-                                                            "h200", "mi300x", "mi325x", "mi355x"});
+  CHECK(hardware_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "b200", "b300", "gb200", "gb300",
+                                                            "h100", "h200", "mi300x", "mi325x", "mi355x"});
 
   const Hardware h100 = resolve_hardware("h100");
   // Dense bf16 989.4 TFLOP/s, fp8 1,978.9 (domain notes §8).
@@ -340,6 +340,23 @@ TEST_CASE("presets: the measured GEMM ceilings (MAMF / datasheet peak; Blackwell
     CHECK(h.gpu.compute.gemm_ceiling_fp8 ==
           doctest::Approx(0.6933 * 4500 / c.fp8_peak * c.fp8_mamf / 3432.5).epsilon(2e-4));
   }
+  // GB300 (hardware/presets/gb300.json): no measured MAMF in our sources, so its MAMF is estimated as B300's measured
+  // one times GB200's gain over B200 (the same die at the NVL72 tray's power): bf16 1,769 × 1,822 / 1,745 = 1,847.0,
+  // fp8 3,353.3 × 3,615.6 / 3,432.5 = 3,532.1; then the B200 sweep's level as above: 0.7433 × 2,250 / 2,500 ×
+  // 1,847.0 / 1,745 = 0.7081 and 0.6933 × 4,500 / 5,000 × 3,532.1 / 3,432.5 = 0.6421. Peaks: the GB300 NVL72
+  // datasheet's 360 / 720 PFLOPS BF16 / FP8 with sparsity per 72 GPUs = 2,500 / 5,000 dense; 800 Gb/s ConnectX-8 per
+  // GPU (100 GB/s), the 72-GPU NVLink domain and the Grace host of GB200.
+  const Hardware gb3 = resolve_hardware("gb300");
+  CHECK(gb3.gpu.peak_bf16 == doctest::Approx(2500e12));
+  CHECK(gb3.gpu.peak_fp8 == doctest::Approx(5000e12));
+  CHECK(gb3.gpu.compute.gemm_ceiling == doctest::Approx(0.7433 * 2250 / 2500 * (1769.0 * 1822 / 1745) / 1745).epsilon(2e-4));
+  CHECK(gb3.gpu.compute.gemm_ceiling_fp8 ==
+        doctest::Approx(0.6933 * 4500 / 5000 * (3353.3 * 3615.6 / 3432.5) / 3432.5).epsilon(2e-4));
+  CHECK(gb3.gpu.compute.num_sms == 160);  // B300's, through the base preset
+  CHECK(gb3.gpu.hbm_capacity_bytes == resolve_hardware("b300").gpu.hbm_capacity_bytes);
+  CHECK(gb3.node.gpus_per_node == 72);
+  CHECK(gb3.node.inter().bw_Bps_unidir == doctest::Approx(72 * 800e9 / 8 / 72));  // nominal; efficiency apart
+  CHECK(gb3.node.host_time_factor == resolve_hardware("gb200").node.host_time_factor);
 }
 
 TEST_CASE("stack views: the kernel profile of the named stack, everything else shared") {
