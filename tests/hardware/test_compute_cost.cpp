@@ -151,7 +151,8 @@ TEST_CASE("GEMM: fp8 is faster than bf16 but less than 2×") {
     // measured MAMF ratio (hardware/data/matmul_ceiling*.csv): H100 2 × (1402.6/1978.9)/(792.1/989.4) = 1.771,
     // H200 2 × 0.73445/0.80059 = 1.835; Blackwell the ratio of XLA's measured B200 sweeps (b200.json), B200
     // 2 × 0.6933/0.7433 = 1.865, GB200 and B300 scaled from it by their fp8 and bf16 MAMF ratios: GB200 2 × 0.6573/
-    // 0.6985 = 1.882, B300 2 × 0.6773/0.7535 = 1.798. MI300X/MI325X: AMD's measured MAF of both precisions (hardware/data/amd_maf.csv):
+    // 0.6985 = 1.882, B300 2 × 0.6773/0.7535 = 1.798, GB300 (B300's level × GB200's gains) 2 × 0.6421/0.7081 = 1.814.
+    // MI300X/MI325X: AMD's measured MAF of both precisions (hardware/data/amd_maf.csv):
     // MI300X 1273/708 = 1.798, MI325X 1519/843 = 1.802. MI355X has no fp8 row: its fp8 ceiling is its own bf16
     // ceiling × its predecessor MI325X's measured fp8/bf16 efficiency ratio (0.58090/0.64479 = 0.90091, AMD's MAF
     // table) ⇒ 2 × 0.90091 = 1.802.
