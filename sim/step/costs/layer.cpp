@@ -265,6 +265,31 @@ RoutedGemms routed_gemms(const LayerWork& lw) {
   return r;
 }
 
+// Forward GEMMs that a recompute re-runs, timed by shape as the forward times them, and under fp8 their input casts —
+// the input X[m×k] and the weight W[k×n] quantised, fp8_cast_bytes_per_element each — as one memory-bound batch of
+// two kernels per GEMM (selective_recompute's modules, --recompute op).
+struct RerunGemms {
+  const Hardware& hw;
+  Precision precision;
+  double time = 0, cast_bytes = 0;
+  int cast_kernels = 0;
+  // The fp8 casts' bytes of one GEMM shape (a grouped GEMM's groups add their bytes, its kernels are counted once).
+  void cast(const GemmShape& g) { cast(g.m, g.n, g.k); }
+  void cast(std::int64_t m, std::int64_t n, std::int64_t k) {
+    if (precision == Precision::FP8)
+      cast_bytes += hw.gpu.compute.fp8_cast_bytes_per_element *
+                    (static_cast<double>(m) * static_cast<double>(k) + static_cast<double>(k) * static_cast<double>(n));
+  }
+  void gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
+    time += gemm_time_s(hw, m, n, k, precision, true);
+    cast(m, n, k);
+    cast_kernels += 2;
+  }
+  double cast_time() const {
+    return cast_kernels > 0 && cast_bytes > 0 ? memory_bound_time_s(hw, cast_bytes, cast_kernels) : 0.0;
+  }
+};
+
 // The clamp of the routed experts' activation inputs on the TEGroupedMLP path (models with "activation_clamp":
 // GPT-OSS swiglu_limit 7.0). Megatron-Core's bias-activation fusion for GPT-OSS (Megatron-Bridge gpt_oss_bridge.py:
 // quick_gelu, activation_func_clamp_value 7.0, glu_linear_offset 1.0, bias_activation_fusion True) calls
@@ -429,32 +454,27 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
   const double tokens = static_cast<double>(tr.mbs * tr.seq) / sc.plan.cp;
   const double sp_tokens = tokens / (tr.sp ? t : 1);
   const double act_rw = m.gated() ? 3.0 : 2.0;  // activation: read gate (+ up), write the output
-  const double cb = hw.gpu.compute.fp8_cast_bytes_per_element;
   // Forward time of the GEMMs selected by `pick` (the routed experts as two grouped GEMMs over the local experts, as
   // layer_costs times them), plus their fp8 input casts.
   const RoutedGemms rg = routed_gemms(lw);
   auto gemms_fwd = [&](auto pick) {
-    double time = 0, cast = 0;
-    int casts = 0;
+    RerunGemms run{hw, tr.precision};
     bool routed = false;
     for (const GemmShape& g : lw.gemms) {
       if (!pick(g)) continue;
-      if (tr.precision == Precision::FP8)
-        cast += cb * (static_cast<double>(g.m) * static_cast<double>(g.k) + static_cast<double>(g.k) * static_cast<double>(g.n));
       if (g.kind == GemmKind::RoutedExpert) {
+        run.cast(g);
         routed = true;
         continue;
       }
-      time += gemm_time_s(hw, g.m, g.n, g.k, tr.precision, true);
-      casts += 2;
+      run.gemm(g.m, g.n, g.k);
     }
     if (routed)
       for (const GemmShape* g : {rg.fc1, rg.fc2}) {
-        time += routed_gemm_s(hw, tr, rg.groups, g->m, g->n, g->k, true);
-        casts += 2;
+        run.time += routed_gemm_s(hw, tr, rg.groups, g->m, g->n, g->k, true);
+        run.cast_kernels += 2;
       }
-    if (casts > 0 && cast > 0) time += memory_bound_time_s(hw, cast, casts);
-    return time;
+    return run.time + run.cast_time();
   };
   // The MLP half's TP collectives (layer_costs' tp_f holds two halves, except an MoE layer under SP without shared
   // experts, where it holds the attention half only).
@@ -785,28 +805,19 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // (its output is saved) nor the 1st, 3rd, 5th and 7th matmuls.
   PassCost op_recompute;
   if (tr.recompute == Recompute::Op) {
-    double g = 0, cast = 0;
-    int casts = 0;
-    const double cbytes = hw.gpu.compute.fp8_cast_bytes_per_element;
-    auto rerun = [&](std::int64_t M, std::int64_t N, std::int64_t K) {
-      g += gemm_time_s(hw, M, N, K, tr.precision, true);
-      if (tr.precision == Precision::FP8) {
-        cast += cbytes * (static_cast<double>(M) * static_cast<double>(K) + static_cast<double>(K) * static_cast<double>(N));
-        casts += 2;
-      }
-    };
+    RerunGemms r{hw, tr.precision};
     std::int64_t q_cols = 0;  // a/t·d: the output projection's input width
     for (const GemmShape& gs : lw.gemms)
       if (std::strcmp(gs.name, "out_proj") == 0) q_cols = gs.k;
     for (const GemmShape& gs : lw.gemms) {
-      if (std::strcmp(gs.name, "qkv") == 0) rerun(gs.m, (gs.n - q_cols) / 2, gs.k);  // wk: (a + 2·kv)·d − a·d, halved
-      else if (std::strcmp(gs.name, "out_proj") == 0) rerun(gs.m, gs.n, gs.k);
-      else if (std::strcmp(gs.name, "ffn_in") == 0 && m.gated()) rerun(gs.m, gs.n / 2, gs.k);  // w3
-      else if (std::strcmp(gs.name, "ffn_out") == 0 && !m.gated()) rerun(gs.m, gs.n, gs.k);   // fc2
+      if (std::strcmp(gs.name, "qkv") == 0) r.gemm(gs.m, (gs.n - q_cols) / 2, gs.k);  // wk: (a + 2·kv)·d − a·d, halved
+      else if (std::strcmp(gs.name, "out_proj") == 0) r.gemm(gs.m, gs.n, gs.k);
+      else if (std::strcmp(gs.name, "ffn_in") == 0 && m.gated()) r.gemm(gs.m, gs.n / 2, gs.k);  // w3
+      else if (std::strcmp(gs.name, "ffn_out") == 0 && !m.gated()) r.gemm(gs.m, gs.n, gs.k);   // fc2
     }
-    op_recompute.compute_s = g + elem_f + (casts > 0 ? memory_bound_time_s(hw, cast, casts) : 0.0);
+    op_recompute.compute_s = r.time + elem_f + r.cast_time();
     if (t > 1 && tr.sp)
-      add_tp_comm(c, op_recompute, 2 * group_collective_s(c, Collective::AllGather, A, c.tp_group), g,
+      add_tp_comm(c, op_recompute, 2 * group_collective_s(c, Collective::AllGather, A, c.tp_group), r.time,
                   TpPass::Backward);
   }
   // Full recompute on the PyTorch-native stack is torch.utils.checkpoint in its non-reentrant form — what the FSDP
