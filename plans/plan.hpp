@@ -76,7 +76,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
 std::optional<std::string> recompute_op_error(const ModelSpec& m, const TrainingConfig& t);
 // --no-rope-fusion on the Megatron stack: an error when the model has no rotary embedding or uses multi-latent
 // attention (costs/layer.cpp prices rope_utils.py's unfused path of standard attention); nullopt otherwise. A model-
-// and training-level check: plan_error asks it, and the sweep once before enumerating.
+// and training-level check: plan_error asks it, and the sweep once per stack before enumerating it.
 std::optional<std::string> rope_fusion_error(const ModelSpec& m, const TrainingConfig& t);
 // Non-fatal remarks worth reporting (e.g. "tp8 spans 2 nodes", "kv heads replicated 2x").
 std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);

@@ -249,16 +249,12 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
     msg += " (add --stack pytorch)";
     throw InputError(msg);
   }
-  // --no-rope-fusion on a model it cannot apply to would reject every Megatron candidate: say why once.
-  for (Stack k : stacks) {
-    TrainingConfig t = base.train;
-    t.stack = k;
-    if (auto e = rope_fusion_error(base.model, t)) throw InputError(*e);
-  }
   std::vector<Candidate> space;
   for (Stack k : stacks) {
     TrainingConfig t = base.train;
     t.stack = k;
+    // --no-rope-fusion on a model it cannot apply to would reject every Megatron candidate: say why once.
+    if (auto e = rope_fusion_error(base.model, t)) throw InputError(*e);
     auto part = enumerate_space(base.model, base.hw, setup.gpus, t, setup.filter);
     space.insert(space.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }
