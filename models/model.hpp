@@ -124,6 +124,8 @@ struct ModelSpec {
   bool has_qkv_bias() const { return bias || qkv_bias; }
   bool has_out_bias() const { return bias || out_bias; }
   bool has_ffn_bias() const { return bias || ffn_bias; }
+  // Parameter tensors per norm (the layer norms and the q/k norms alike): LayerNorm a weight and a bias, RMSNorm a weight.
+  int norm_tensors() const { return norm == NormKind::LayerNorm ? 2 : 1; }
   std::int64_t shared_ffn() const { return shared_expert_ffn_hidden > 0 ? shared_expert_ffn_hidden : expert_ffn_hidden; }
   // The kind every layer has when layer_kinds is empty: MLA if mla, Sliding if a window is set, else Full; MoE if
   // the model has experts.

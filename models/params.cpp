@@ -8,7 +8,7 @@ namespace parsim {
 namespace {
 
 std::int64_t norm_params(const ModelSpec& m) {
-  return m.norm == NormKind::LayerNorm ? 2 * m.hidden : m.hidden;  // LayerNorm: weight + bias; RMSNorm: weight
+  return m.norm_tensors() * m.hidden;  // LayerNorm: weight + bias; RMSNorm: weight
 }
 
 void require_tp(int tp) {
@@ -25,7 +25,7 @@ std::int64_t ffn_params(const ModelSpec& m, std::int64_t f, bool biases) {
 // one over the whole Q projection (a·d) and one over K (g·d). A LayerNorm model's q/k norms are LayerNorms with a
 // bias each (Megatron --qk-layernorm: TENorm of the config's normalization over the head dimension): twice that.
 std::int64_t qk_norm_params(const ModelSpec& m) {
-  const std::int64_t per_weight = m.norm == NormKind::LayerNorm ? 2 : 1;
+  const std::int64_t per_weight = m.norm_tensors();
   switch (m.qk_norm) {
     case QkNorm::None: return 0;
     case QkNorm::PerHead: return per_weight * 2 * m.d();
@@ -149,7 +149,7 @@ RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep
     p += h * d * (a_r + 2 * kv_r) + a_r * d * h;
     if (m.has_qkv_bias()) p += (a_r + 2 * kv_r) * d;
     if (m.has_out_bias()) p += h;
-    const double qk_per_weight = m.norm == NormKind::LayerNorm ? 2 : 1;  // LayerNorm q/k norms carry a bias
+    const double qk_per_weight = m.norm_tensors();  // LayerNorm q/k norms carry a bias
     if (m.qk_norm == QkNorm::PerHead) p += qk_per_weight * 2 * d;
     if (m.qk_norm == QkNorm::Full) p += qk_per_weight * (a_r + kv_r) * d;
     if (m.attention_sinks) p += a_r;

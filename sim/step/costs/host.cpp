@@ -80,8 +80,8 @@ bool megatron(HostStack s) { return s != HostStack::PyTorchEager; }
 int layer_param_tensors(const ModelSpec& m) {
   int n = 4;                                                      // QKV, proj, FC1 (fused gate+up), FC2 weights
   n += (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
-  n += m.norm_layers * (m.norm == NormKind::LayerNorm ? 2 : 1);   // norm weight (+ bias)
-  if (m.qk_norm != QkNorm::None) n += m.norm == NormKind::LayerNorm ? 4 : 2;  // q and k norm weights (+ biases)
+  n += m.norm_layers * m.norm_tensors();                            // norm weight (+ bias)
+  if (m.qk_norm != QkNorm::None) n += 2 * m.norm_tensors();         // q and k norm weights (+ biases)
   return n;
 }
 
