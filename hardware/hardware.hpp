@@ -55,6 +55,9 @@ struct ComputeModel {
   double layer_overhead_s = 0;        // framework/host overhead per layer per pass not hidden by async launch
   double comm_compute_slowdown = 0.0; // fractional compute slowdown while a communication kernel shares the SMs
   double attn_causal_override = 0;    // 0 = FittedConstants::attn_causal_efficiency; else a hardware file's own value
+  double attn_block_overhead_tiles = 0;  // an attention kernel's fixed work per query-block CTA (loading Q, the
+                                      // pipeline fill, writing O and the softmax statistics), in key-tile iterations
+                                      // of 128 × 128: what a sliding window's short key loop pays on top of its tiles
   // (stack) the active kernel profile:
   bool megatron_kernels = false;      // the active profile is "megatron" (selects the calibration's sustained value)
   double sustained_override = 0;      // the profile's override (0 = the calibration's value for the stack)

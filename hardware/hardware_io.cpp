@@ -17,7 +17,9 @@
 //                         "comm_compute_slowdown": fraction in [0,1],
 //                         "fp8_fast_accum_gain": optional (default 1), > 0: fp8 forward GEMMs (fast accumulation)
 //                           over the fp8 ceiling (measured with split accumulation),
-//                         "attn_causal_efficiency": optional override of calibration.json's value, (0,1] },
+//                         "attn_causal_efficiency": optional override of calibration.json's value, (0,1],
+//                         "attn_block_overhead_tiles": optional (default 0), ≥ 0: an attention kernel's fixed work per
+//                           query block in key-tile iterations (what a sliding window's short key loop pays) },
 //            "kernels": { "pytorch": {…}, "megatron": {…} }   one kernel profile per software stack:
 //                         "attn_fwd_efficiency", "attn_bwd_efficiency": fractions in (0,1],
 //                         "sustained_efficiency": optional, (0,1]: this cluster's own in-training fraction instead of
@@ -385,6 +387,9 @@ void read_gpu(const Reader& r, const json& j) {
     read_override(r, c, "gpu.compute", "attn_causal_efficiency", r.hw.gpu.compute.attn_causal_override);
     // Optional even without "base" (default 1: no fast-accumulation gain, the Blackwell / AMD case).
     read_override(r, c, "gpu.compute", "fp8_fast_accum_gain", r.hw.gpu.compute.fp8_fast_accum_gain, Rule::Positive);
+    // Optional even without "base" (default 0: a windowed kernel's tiles at the long-loop rate, no per-block cost).
+    read_override(r, c, "gpu.compute", "attn_block_overhead_tiles", r.hw.gpu.compute.attn_block_overhead_tiles,
+                  Rule::NonNegative);
     c.finish();
   } else if (r.all) {
     throw InputError(r.ctx + ": missing key 'gpu.compute' (required when the file has no \"base\" preset)");
@@ -626,6 +631,8 @@ std::string hardware_to_json(const Hardware& hw_in) {
   // Overrides of the fitted constants are written only where the hardware sets them (0 = calibration.json's value).
   if (hw.gpu.compute.attn_causal_override > 0) g["compute"]["attn_causal_efficiency"] = hw.gpu.compute.attn_causal_override;
   if (hw.gpu.compute.fp8_fast_accum_gain != 1.0) g["compute"]["fp8_fast_accum_gain"] = hw.gpu.compute.fp8_fast_accum_gain;
+  if (hw.gpu.compute.attn_block_overhead_tiles != 0)
+    g["compute"]["attn_block_overhead_tiles"] = hw.gpu.compute.attn_block_overhead_tiles;
   for (auto& [stack, k] : hw.gpu.kernels) {
     for (const auto& f : kernel_nums()) g["kernels"][stack][f.key] = to_unit(f.ref(k), f.scale);
     if (k.sustained_override > 0) g["kernels"][stack]["sustained_efficiency"] = k.sustained_override;

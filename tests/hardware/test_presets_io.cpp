@@ -133,6 +133,39 @@ TEST_CASE("presets: the eleven GPUs with their datasheet and measured numbers") 
   CHECK(m355.node.intra().bw_Bps_unidir == doctest::Approx(537.6e9));
 }
 
+TEST_CASE("presets: the attention kernel's fixed work per query block, from cuDNN's windowed and causal tables") {
+  // cudnn-frontend's attention benchmark tables (cuDNN 9.27, bf16, GPT-OSS attention: 64 query / 8 KV heads, d 64,
+  // batch 1; sources in the presets). A window of 128 makes each 128-query block visit 2 key tiles of 128; its time
+  // per 1,024 tokens is the difference of the 32,768- and 8,192-token rows over 24: 1,024 tiles (8 blocks × 64 heads
+  // × 2) of 4 · 128 · 128 · 64 = 4,194,304 FLOP. The full-causal row at 32,768 tokens (128.5 tiles per block) is the
+  // long-loop rate. With one time per tile and c tiles' worth of fixed work per block:
+  // 2/(2 + c) · R_causal · (128.5 + c)/128.5 = R_window  ⇔  (128.5 + c)/(2 + c) = k = R_window · 128.5/(2 · R_causal)
+  // ⇔  c = (128.5 − 2k)/(k − 1).
+  auto block_tiles = [](double t8k_ms, double t32k_ms, double causal_tflops) {
+    const double window_tflops = 1024.0 * 4 * 128 * 128 * 64 / ((t32k_ms - t8k_ms) / 24 * 1e-3) / 1e12;
+    const double k = window_tflops * 128.5 / (2 * causal_tflops);
+    return (128.5 - 2 * k) / (k - 1);
+  };
+  // GB200: 0.106461 / 0.401882 ms → 348.9 TFLOP/s of tiles; causal 1,086.044 TFLOP/s → k = 20.64, c = 4.44.
+  const double gb200 = block_tiles(0.106461, 0.401882, 1086.044);
+  CHECK(gb200 == doctest::Approx(4.44).epsilon(0.005));
+  CHECK(resolve_hardware("gb200").gpu.compute.attn_block_overhead_tiles == doctest::Approx(gb200).epsilon(0.005));
+  // H200: 0.135487 / 0.517145 ms → 270.1 TFLOP/s; causal 482.756 → k = 35.95, c = 1.62 (H100: the same die and SMs).
+  const double h200 = block_tiles(0.135487, 0.517145, 482.756);
+  CHECK(h200 == doctest::Approx(1.62).epsilon(0.005));
+  CHECK(resolve_hardware("h200").gpu.compute.attn_block_overhead_tiles == doctest::Approx(h200).epsilon(0.005));
+  CHECK(resolve_hardware("h100").gpu.compute.attn_block_overhead_tiles == resolve_hardware("h200").gpu.compute.attn_block_overhead_tiles);
+  // The rest scale the measured value by the tensor rate per SM (dense bf16 peak / SMs): the per-block work takes the
+  // same time, a tile less where an SM multiplies faster. B200 2,250/148 vs GB200 2,500/148: 4.44 · 0.9 = 4.00;
+  // A100 (312/108 = 2.889) vs H100 (989.4/132 = 7.495): 1.62 · 0.3854 = 0.62.
+  CHECK(resolve_hardware("b200").gpu.compute.attn_block_overhead_tiles == doctest::Approx(4.44 * 2250 / 2500).epsilon(0.005));
+  CHECK(resolve_hardware("a100-80gb").gpu.compute.attn_block_overhead_tiles ==
+        doctest::Approx(1.62 * (312.0 / 108) / (989.4 / 132)).epsilon(0.01));
+  // The check the source quotes: the GB200 model on the full-causal 8,192-token row (32.5 tiles per block).
+  const double long_rate = 1086.044 * (128.5 + gb200) / 128.5;
+  CHECK(32.5 / (32.5 + gb200) * long_rate == doctest::Approx(994.722).epsilon(0.01));
+}
+
 TEST_CASE("presets: every number carries its source") {
   for (const auto& name : hardware_preset_names()) {
     CAPTURE(name);
@@ -143,9 +176,11 @@ TEST_CASE("presets: every number carries its source") {
     // 8 gpu (arch + 7 numbers) + 10 compute + 2 × 6 kernel-profile values (measured curves only: the sustained
     // fraction and the causal factor are calibration.json's, not the preset's) + 4 node (gpus, cpu vendor, host cpu
     // and its time factor) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded;
-    // + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the Hopper presets).
+    // + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the Hopper presets); + 1 for the
+    // attention kernel's per-query-block work (attn_block_overhead_tiles, written when ≠ 0: every preset).
     const int fast_accum = hw.gpu.compute.fp8_fast_accum_gain != 1.0 ? 1 : 0;
-    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum);
+    CHECK(hw.gpu.compute.attn_block_overhead_tiles > 0);
+    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum + 1);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);
@@ -248,6 +283,10 @@ TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
   CHECK(hw.sources.at("node.scale_out.nics_per_node") == "set in hardware file 'mine.json'");
   CHECK(hw.sources.at("gpu.hbm_gib") == "my measurement");
   CHECK(hw.sources.at("gpu.peak_fp8_tflops") == resolve_hardware("h100").sources.at("gpu.peak_fp8_tflops"));
+  // The attention kernel's per-block work is optional and inherited (H100: the H200's measured 1.62); 0 turns it off.
+  CHECK(hw.gpu.compute.attn_block_overhead_tiles == 1.62);
+  CHECK(parse_hardware_json(R"({"base": "h100", "gpu": {"compute": {"attn_block_overhead_tiles": 0}}})", "x.json")
+            .gpu.compute.attn_block_overhead_tiles == 0);
   // fp8 0 means "no fp8 tensor cores" and is allowed.
   CHECK(!parse_hardware_json(R"({"base": "h100", "gpu": {"peak_fp8_tflops": 0}})", "x.json").gpu.has_fp8());
   // Without a name the file path names the hardware.
@@ -393,6 +432,8 @@ TEST_CASE("JSON: bad input is one InputError naming the key") {
   CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": 0}})").find("gpu.peak_bf16_tflops must be a number > 0") !=
         std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"peak_fp8_tflops": -1}})").find("peak_fp8_tflops") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"compute": {"attn_block_overhead_tiles": -1}}})")
+            .find("gpu.compute.attn_block_overhead_tiles must be") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1.5}}})").find("(0, 1]") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"arch": "volta"}})").find("ampere, hopper") != std::string::npos);
   CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_out", "efficiency": -0.5}]}})")

@@ -279,10 +279,16 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // nancheck (session 13): the same rows state --no-check-for-nan-in-loss-and-grad (the performance scripts turn the
   // loss and gradient-bucket NaN checks off; a full-iteration CUDA graph cannot hold their syncs anyway): E0019 −24.8 →
   // −25.2 %, E0014 −27.3 → −27.5 %, E0015 −24.5 → −24.9 %; mean 11.4 → 11.7 %.
-  // Bounds: issue 10's mean (12 %; 11.7 % reached) and the worst row (27.5 %) with a margin of 0.5 point; at most the
-  // two rows beyond issue 10's 25 % that remain (E0014 and E0019, GPT-OSS 120B on GB200 with EP 64).
+  // swa (session 15): a sliding-window layer's attention pays its kernel's fixed work per query block
+  // (gpu.compute.attn_block_overhead_tiles: cuDNN's measured windowed and causal kernels, 4.44 tiles per block on
+  // GB200, 1.62 on H200; costs/layer.cpp window_tiles): GPT-OSS's w = 128 layers, 2 key tiles per block, run at 0.31
+  // (Blackwell) and 0.55 (Hopper) of the long-loop tile rate instead of the sequence ramp at 256 keys. E0019 −25.2 →
+  // −24.2 %, E0014 −27.5 → −26.9 %, E0015 −24.9 → −24.6 %, E0020 −19.0 → −18.5 %; E0016 (H100) −19.9 → −20.0 %
+  // (its backward ramp was steeper than the measured per-block cost); mean 11.7 → 11.6 %.
+  // Bounds: issue 10's mean (12 %; 11.6 % reached) and the worst row (26.9 %) with a margin of 0.6 point; at most the
+  // one row beyond issue 10's 25 % that remains (E0014, GPT-OSS 120B BF16 on GB200 with EP 64).
   constexpr double kMoeMeanBound = 0.12;
-  constexpr double kMoeRowBound = 0.28;
+  constexpr double kMoeRowBound = 0.275;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
@@ -338,7 +344,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
-  CHECK(beyond_issue_bound <= 2);
+  CHECK(beyond_issue_bound <= 1);
   CHECK(stats.back().mean_abs <= kMoeMeanBound);
 }
 

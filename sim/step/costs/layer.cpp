@@ -377,17 +377,20 @@ MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
 // hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
 // ⌊max(0, j·M − w + 1)/N⌋ to ⌊(j·M + M − 1)/N⌋; Megatron passes window_size (w − 1, 0), GPT-OSS w = 128): every
 // visited tile is computed whole (the band's edges are masked inside it), so a query block of M = 128 with w = 128
-// computes 2 key tiles — 256 keys per query where the pair count (AttentionShape::forward_flops) has ≈ 128 — and
-// the kernel's key loop is that short: its efficiency follows the sequence ramp of the attention curves at the keys
-// one query block visits, not at s_kv (the per-tile prologue and epilogue are amortised over 2 tiles, not s/128).
-// Summed exactly over the query blocks of the whole sequence (the first blocks visit fewer tiles); a CP rank holding
+// computes 2 key tiles — 256 keys per query where the pair count (AttentionShape::forward_flops) has ≈ 128. Summed
+// exactly over the query blocks of the whole sequence (the first blocks visit fewer tiles); a CP rank holding
 // s_q = s/c load-balanced queries does 1/c of it. The tiles are counted explicitly, so the non-causal curves apply
-// (attn_causal_efficiency is the diagonal-tile waste and imbalance of a causal s² kernel). keys_per_block 0: not a
-// window narrower than the sequence (the causal full-sequence count applies). [D, FA2/FA3 tile sizes.]
+// (attn_causal_efficiency is the diagonal-tile waste and imbalance of a causal s² kernel). With so short a key loop
+// the kernel's fixed work per query block — loading Q, filling the pipeline, writing O and the softmax statistics —
+// is not amortised: layer_costs prices the tiles at the curve's long-loop rate and adds the per-block work as
+// attn_block_overhead_tiles more tile iterations per block, (T + c)/T for T tiles per block (cuDNN's measured
+// windowed kernels on GB200 and H200, hardware/presets: c = 4.44 and 1.62, i.e. a window-128 layer runs at 0.31 and
+// 0.55 of the long-loop tile rate). tiles_per_block 0: not a window narrower than the sequence (the causal
+// full-sequence count applies). [D, FA2/FA3 tile sizes; M, cuDNN 9.27 benchmark tables.]
 constexpr std::int64_t kAttnTileQ = 128, kAttnTileK = 128;
 struct WindowTiles {
   double flops = 0;
-  std::int64_t keys_per_block = 0;
+  double tiles_per_block = 0;
 };
 WindowTiles window_tiles(const AttentionShape& at) {
   if (!at.causal || at.window <= 0 || at.window >= at.seq_kv) return {};
@@ -406,7 +409,7 @@ WindowTiles window_tiles(const AttentionShape& at) {
                        (static_cast<double>(at.seq_q) / static_cast<double>(s));
   WindowTiles out;
   out.flops = 2.0 * static_cast<double>(at.batch) * static_cast<double>(at.heads) * dims * pairs;
-  out.keys_per_block = std::max<std::int64_t>(kAttnTileK, (tiles * kAttnTileK) / blocks);
+  out.tiles_per_block = static_cast<double>(tiles) / static_cast<double>(blocks);
   return out;
 }
 
@@ -601,9 +604,14 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       const auto it = sc.hw.gpu.kernels.find("megatron");
       if (it != sc.hw.gpu.kernels.end()) curve = &it->second;
     }
-    if (win.keys_per_block > 0) {  // a sliding window: the whole tiles the kernel computes, at its short key loop
-      attn_f = attention_fwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
-      attn_b = attention_bwd_time_s(hw, win.flops, win.keys_per_block, lw.attention.head_dim, tr.precision, false, curve);
+    if (win.tiles_per_block > 0) {
+      // A sliding window: the whole tiles the kernel computes at the curve's rate on this sequence, plus the fixed
+      // work of each query block as attn_block_overhead_tiles more tiles (window_tiles); the launch gap once.
+      const double gap = hw.gpu.compute.kernel_overhead_s;
+      const double per_block = (win.tiles_per_block + hw.gpu.compute.attn_block_overhead_tiles) / win.tiles_per_block;
+      const std::int64_t s_kv = lw.attention.seq_kv, d = lw.attention.head_dim;
+      attn_f = gap + per_block * (attention_fwd_time_s(hw, win.flops, s_kv, d, tr.precision, false, curve) - gap);
+      attn_b = gap + per_block * (attention_bwd_time_s(hw, win.flops, s_kv, d, tr.precision, false, curve) - gap);
     } else {
       attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal, curve);
