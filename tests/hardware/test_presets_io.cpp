@@ -166,6 +166,33 @@ TEST_CASE("presets: the attention kernel's fixed work per query block, from cuDN
   CHECK(32.5 / (32.5 + gb200) * long_rate == doctest::Approx(994.722).epsilon(0.01));
 }
 
+TEST_CASE("presets: Blackwell Ultra's attention from cuDNN's GB300 vs GB200 tables") {
+  // cudnn-frontend's training SDPA tables of 2026-04-24 (cuDNN 9.22, bf16, Llama-3.1 attention: 64 query / 8 KV
+  // heads, d 128, batch 2) on GB300 and GB200, whose datasheet peaks are equal: GB200 / GB300 time at 4,096, 8,192,
+  // 16,384 and 32,768 tokens, causal and unmasked. Forward: 0.391/0.323, 1.397/1.185, 5.150/4.593, 21.692/18.014 and
+  // 0.687/0.579, 2.483/2.181, 10.369/8.734, 43.056/38.317 → mean 1.169; backward: 1.198/1.101, 4.127/3.832,
+  // 16.554/14.593, 71.756/59.024 and 2.037/1.924, 7.831/7.181, 32.014/28.638, 139.364/123.272 → mean 1.114. B300 (and
+  // GB300 through it) runs B200's cuDNN curve × those ratios.
+  const double fwd[][2] = {{0.391, 0.323}, {1.397, 1.185}, {5.150, 4.593}, {21.692, 18.014},
+                           {0.687, 0.579}, {2.483, 2.181}, {10.369, 8.734}, {43.056, 38.317}};
+  const double bwd[][2] = {{1.198, 1.101}, {4.127, 3.832}, {16.554, 14.593}, {71.756, 59.024},
+                           {2.037, 1.924}, {7.831, 7.181}, {32.014, 28.638}, {139.364, 123.272}};
+  double rf = 0, rb = 0;
+  for (int i = 0; i < 8; ++i) rf += fwd[i][0] / fwd[i][1] / 8, rb += bwd[i][0] / bwd[i][1] / 8;
+  CHECK(rf == doctest::Approx(1.169).epsilon(0.001));
+  CHECK(rb == doctest::Approx(1.114).epsilon(0.001));
+  const Hardware b200_hw = resolve_hardware("b200");
+  const KernelProfile& b200 = b200_hw.gpu.kernels.at("megatron");
+  for (const std::string name : {"b300", "gb300"}) {
+    CAPTURE(name);
+    const Hardware hw = resolve_hardware(name);
+    const KernelProfile& k = hw.gpu.kernels.at("megatron");
+    CHECK(k.attn_fwd_efficiency == doctest::Approx(b200.attn_fwd_efficiency * 1.169).epsilon(1e-4));
+    CHECK(k.attn_bwd_efficiency == doctest::Approx(b200.attn_bwd_efficiency * 1.114).epsilon(1e-4));
+    CHECK(k.attn_fwd_seq_half == b200.attn_fwd_seq_half);  // the ramp is B200's
+  }
+}
+
 TEST_CASE("presets: every number carries its source") {
   for (const auto& name : hardware_preset_names()) {
     CAPTURE(name);
