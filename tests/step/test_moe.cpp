@@ -482,9 +482,9 @@ TEST_CASE("sliding-window attention: the whole 128 × 128 tiles the kernel visit
   // ⌊(128j − 127)/128⌋ = j − 1 to j (2 tiles): 1 + 31 · 2 = 63 tiles of 128 × 128 = 1,032,192 (query, key) pairs
   // (the pair count of AttentionShape::forward_flops is 4,096 · (128 − 128²/8,192) = 516,096: the tiles compute 2×).
   // FLOPs 2 · b · heads · 2d · pairs = 2 · 1 · 64 · 128 · 1,032,192 = 16,911,433,728, priced on the non-causal curve
-  // at s_kv 4,096 (the masked edges are in the counted tiles); T = 63/32 = 1.96875 tiles per query block, and the
-  // H100 preset's attn_block_overhead_tiles c = 1.62 (cuDNN's measured windowed kernel) stretches the tile time by
-  // (T + c)/T = 3.58875/1.96875 = 1.8229 — the launch gap once.
+  // at its long-loop rate (the ramp at 2^20 keys; the masked edges are in the counted tiles); T = 63/32 = 1.96875
+  // tiles per query block, and the H100 preset's attn_block_overhead_tiles c = 1.62 (cuDNN's measured windowed
+  // kernel) stretches the tile time by (T + c)/T = 3.58875/1.96875 = 1.8229 — the launch gap once.
   // Full: the causal count 4 · 4,096² · 64 · 64 / 2 = 137,438,953,472 at s_kv 4,096 with the causal efficiency.
   const Scenario sc = gpt_oss("tp1pp1dp8ep8");
   const Hardware hw = megatron_compute(sc.hw);
@@ -500,8 +500,9 @@ TEST_CASE("sliding-window attention: the whole 128 × 128 tiles the kernel visit
   const double stretch = (63.0 / 32 + 1.62) / (63.0 / 32);
   CHECK(stretch == doctest::Approx(1.8229).epsilon(1e-4));
   const double gap = hw.gpu.compute.kernel_overhead_s;
-  const double win_f = gap + stretch * (attention_fwd_time_s(hw, tiles_flops, 4096, 64, p, false) - gap);
-  const double win_b = gap + stretch * (attention_bwd_time_s(hw, tiles_flops, 4096, 64, p, false) - gap);
+  const std::int64_t long_loop = std::int64_t{1} << 20;
+  const double win_f = gap + stretch * (attention_fwd_time_s(hw, tiles_flops, long_loop, 64, p, false) - gap);
+  const double win_b = gap + stretch * (attention_bwd_time_s(hw, tiles_flops, long_loop, 64, p, false) - gap);
   CHECK(pf.fwd.compute_s - ps.fwd.compute_s == doctest::Approx(attention_fwd_time_s(hw, full_flops, 4096, 64, p, true) - win_f));
   CHECK(pf.bwd.compute_s - ps.bwd.compute_s == doctest::Approx(attention_bwd_time_s(hw, full_flops, 4096, 64, p, true) - win_b));
   // The short key loop costs: per FLOP the window runs slower than the full layer, and its time is above the pair

@@ -382,12 +382,14 @@ MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
 // s_q = s/c load-balanced queries does 1/c of it. The tiles are counted explicitly, so the non-causal curves apply
 // (attn_causal_efficiency is the diagonal-tile waste and imbalance of a causal s² kernel). With so short a key loop
 // the kernel's fixed work per query block — loading Q, filling the pipeline, writing O and the softmax statistics —
-// is not amortised: layer_costs prices the tiles at the curve's long-loop rate and adds the per-block work as
+// is not amortised: layer_costs prices the tiles at the curve's long-loop rate (kLongLoopKeys) and adds the per-block work as
 // attn_block_overhead_tiles more tile iterations per block, (T + c)/T for T tiles per block (cuDNN's measured
 // windowed kernels on GB200 and H200, hardware/presets: c = 4.44 and 1.62, i.e. a window-128 layer runs at 0.31 and
 // 0.55 of the long-loop tile rate). tiles_per_block 0: not a window narrower than the sequence (the causal
 // full-sequence count applies). [D, FA2/FA3 tile sizes; M, cuDNN 9.27 benchmark tables.]
 constexpr std::int64_t kAttnTileQ = 128, kAttnTileK = 128;
+// A key loop long enough that the attention curves' sequence ramp s/(s + s_half) is within 0.04 % of 1 (s_half ≤ 400).
+constexpr std::int64_t kLongLoopKeys = std::int64_t{1} << 20;
 struct WindowTiles {
   double flops = 0;
   double tiles_per_block = 0;
@@ -605,13 +607,15 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       if (it != sc.hw.gpu.kernels.end()) curve = &it->second;
     }
     if (win.tiles_per_block > 0) {
-      // A sliding window: the whole tiles the kernel computes at the curve's rate on this sequence, plus the fixed
-      // work of each query block as attn_block_overhead_tiles more tiles (window_tiles); the launch gap once.
+      // A sliding window: the whole tiles the kernel computes at the curve's long-loop rate (its sequence ramp at
+      // kLongLoopKeys, > 0.9996: the ramp stands for the per-block work that a full-length key loop amortises, which
+      // the window's short loop pays explicitly here, as attn_block_overhead_tiles more tiles per query block —
+      // measured against the 32k causal kernel's rate, window_tiles); the launch gap once.
       const double gap = hw.gpu.compute.kernel_overhead_s;
       const double per_block = (win.tiles_per_block + hw.gpu.compute.attn_block_overhead_tiles) / win.tiles_per_block;
-      const std::int64_t s_kv = lw.attention.seq_kv, d = lw.attention.head_dim;
-      attn_f = gap + per_block * (attention_fwd_time_s(hw, win.flops, s_kv, d, tr.precision, false, curve) - gap);
-      attn_b = gap + per_block * (attention_bwd_time_s(hw, win.flops, s_kv, d, tr.precision, false, curve) - gap);
+      const std::int64_t d = lw.attention.head_dim;
+      attn_f = gap + per_block * (attention_fwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve) - gap);
+      attn_b = gap + per_block * (attention_bwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve) - gap);
     } else {
       attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal, curve);
