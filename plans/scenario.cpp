@@ -40,6 +40,9 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.eager_loss && !t.compile)
     throw InputError("--eager-loss says the loss is left out of --compile; without --compile every op is eager already "
                      "(drop --eager-loss, or add --compile)");
+  if (t.fp8_attention && t.precision != Precision::FP8)
+    throw InputError("--fp8-attention needs --precision fp8 (Transformer Engine's fp8 dot-product attention runs "
+                     "inside an fp8 recipe), got --precision " + to_string(t.precision));
   if (t.fp8_params && t.precision != Precision::FP8)
     throw InputError("--fp8-params needs --precision fp8 (Transformer Engine fp8 weights), got --precision " +
                      to_string(t.precision));
@@ -254,6 +257,12 @@ OptionTable<In> build_table() {
       "with --precision fp8 (Megatron stack; no effect on others): Transformer Engine fp8 primary weights (NeMo fp8_params, Megatron "
       "--fp8-param-gather): each layer weight held once in fp8 (+ its transpose on Hopper) instead of bf16 + an fp8 cache",
       [](In& x) { x.train.fp8_params = true; }, [](const In& x) { return x.train.fp8_params; }, P | S));
+  t.push_back(flag<In>(
+      "fp8_attention", "--fp8-attention",
+      "with --precision fp8 (Megatron stack; no effect on others): the attention core as cuDNN's fp8 fused kernel "
+      "(Megatron-Core TransformerConfig.fp8_dot_product_attention, Transformer Engine fp8_dpa), at cuDNN's measured "
+      "block-scaled fp8 speed against bf16 by head size; a sliding window's backward over the whole causal triangle",
+      [](In& x) { x.train.fp8_attention = true; }, [](const In& x) { return x.train.fp8_attention; }, P | S));
   t.push_back(flag<In>(
       "bf16_optimizer", "--bf16-optimizer",
       "Adam moments in bf16 with the bf16 weights as master copy (NeMo optim.dtype: bf16, Apex DistributedFusedAdam): 4 B "

@@ -142,6 +142,9 @@ struct TrainingConfig {
   bool eager_loss = false;            // with compile: the loss left eager (torchtitan < 2025-04); memory only
   bool fused_rmsnorm = false;         // eager PyTorch stack: RMSNorm as one fused kernel each way (torchtitan 2024
                                       // norm_type fused_rmsnorm, Liger, Apex), not the fp32 composite
+  bool fp8_attention = false;         // with fp8 on the Megatron stack: the attention core as cuDNN's fp8 fused kernel
+                                      // (Megatron-Core TransformerConfig.fp8_dot_product_attention, Transformer Engine fp8_dpa;
+                                      // sim/step/costs/layer.cpp fp8_attention_ratio)
   bool rope_fusion = true;            // Megatron-Core stacks: RoPE as Transformer Engine's fused kernel (Megatron
                                       // --apply-rope-fusion, the default); off (--no-rope-fusion): rope_utils.py's
                                       // unfused ops (sim/step/costs/layer.cpp unfused_rope_work)

@@ -511,6 +511,74 @@ TEST_CASE("sliding-window attention: the whole 128 × 128 tiles the kernel visit
   CHECK(win_f > attention_fwd_time_s(hw, 516096.0 * 2 * 64 * 128, 4096, 64, p, true));
 }
 
+TEST_CASE("--fp8-attention: cuDNN's measured fp8 speed by head size; a window's backward over the whole triangle") {
+  // costs/layer.cpp fp8_attention_ratio (cudnn-frontend training SDPA tables, GB200, cuDNN 9.22, fp8 / bf16 time):
+  // head dim 64 → forward 1.00, backward 1.00 on the full causal triangle (the mxfp8 backward does not skip a sliding
+  // window's tiles: its time grows with s²); head dim 128 → forward 0.827, backward 0.977. The kernel launch gap is
+  // paid once, unscaled.
+  const Precision p = Precision::FP8;
+  // (1) GPT-OSS (head dim 64) on H100, fp8, Megatron stack: the full layer's attention is unchanged; the sliding
+  // layer's backward becomes the causal backward of the whole 4,096² triangle, 4 · 1 · 64 · 4,096² · 64 / 2 =
+  // 137,438,953,472 forward FLOP at s_kv 4,096 with the causal efficiency, instead of its 63 window tiles.
+  {
+    ScenarioInput in;
+    in.model = kModels + "gpt-oss-120b.config.json";
+    in.plan = "tp1pp1dp8ep8";
+    in.train.seq = 4096;
+    in.train.mbs = 1;
+    in.train.gbs = 64;
+    in.train.moe_imbalance = 1.0;
+    in.train.precision = p;
+    in.train.stack = Stack::Megatron;
+    const Scenario off = resolve_scenario(in);
+    in.train.fp8_attention = true;
+    const Scenario on = resolve_scenario(in);
+    const Hardware hw = megatron_compute(off.hw);
+    const LayerKind sliding = off.model.layer(0), full = off.model.layer(1);
+    const PassCosts s0 = layer_costs(context(off, hw), sliding), s1 = layer_costs(context(on, hw), sliding);
+    const PassCosts f0 = layer_costs(context(off, hw), full), f1 = layer_costs(context(on, hw), full);
+    CHECK(f1.fwd.compute_s == doctest::Approx(f0.fwd.compute_s));
+    CHECK(f1.bwd.compute_s == doctest::Approx(f0.bwd.compute_s));
+    CHECK(s1.fwd.compute_s == doctest::Approx(s0.fwd.compute_s));
+    // The windowed backward without fp8 (test above): the 63 tiles' 16,911,433,728 FLOP at the long-loop rate ×
+    // (T + c)/T = 1.8229 (H100's c = 1.62).
+    const double gap = hw.gpu.compute.kernel_overhead_s;
+    const double win_b = gap + (63.0 / 32 + 1.62) / (63.0 / 32) *
+                                   (attention_bwd_time_s(hw, 16911433728.0, std::int64_t{1} << 20, 64, p, false) - gap);
+    const double triangle_b = attention_bwd_time_s(hw, 137438953472.0, 4096, 64, p, true);
+    CHECK(triangle_b > 2 * win_b);  // the triangle is ≈ 8× the window's pairs
+    CHECK(s1.bwd.compute_s - s0.bwd.compute_s == doctest::Approx(triangle_b - win_b));
+  }
+  // (2) Mixtral 8x7B (head dim 128) on H100, tp1, fp8: the attention core's forward × 0.827, backward × 0.977; its
+  // causal forward FLOPs 4 · 1 · 32 · 4,096² · 128 / 2 = 137,438,953,472.
+  {
+    ScenarioInput in = mixtral_input("tp1pp1dp8ep8");
+    in.train.precision = p;
+    in.train.stack = Stack::Megatron;
+    const Scenario off = resolve_scenario(in);
+    in.train.fp8_attention = true;
+    const Scenario on = resolve_scenario(in);
+    const Hardware hw = megatron_compute(off.hw);
+    const LayerKind kind = off.model.layer(0);
+    const PassCosts a = layer_costs(context(off, hw), kind), b = layer_costs(context(on, hw), kind);
+    const double gap = hw.gpu.compute.kernel_overhead_s, flops = 137438953472.0;
+    const double f = attention_fwd_time_s(hw, flops, 4096, 128, p, true) - gap;
+    const double bw = attention_bwd_time_s(hw, flops, 4096, 128, p, true) - gap;
+    CHECK(a.fwd.compute_s - b.fwd.compute_s == doctest::Approx((1 - 0.827) * f));
+    CHECK(a.bwd.compute_s - b.bwd.compute_s == doctest::Approx((1 - 0.977) * bw));
+  }
+  // (3) It is an fp8 recipe's option: with bf16 one line names what would be valid.
+  ScenarioInput bad = mixtral_input("tp1pp1dp8ep8");
+  bad.train.fp8_attention = true;
+  std::string what;
+  try {
+    (void)resolve_scenario(bad);
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK(what.find("--fp8-attention needs --precision fp8") != std::string::npos);
+}
+
 TEST_CASE("MoE expert biases on the TEGroupedMLP path: b·p per local expert outside the GEMM; fused path: none") {
   // GPT-OSS on tp1 ep8: 16 local experts, R = 4,096 · 4 = 16,384 routed pairs per rank (balanced), FC2 output
   // h = 2,880. TEGroupedMLP._apply_bias with the alltoall dispatcher (16-bit probabilities): 6 accesses of 2 B per

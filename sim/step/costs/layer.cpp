@@ -415,6 +415,34 @@ WindowTiles window_tiles(const AttentionShape& at) {
   return out;
 }
 
+// cuDNN's fp8 fused attention against its bf16 kernel (--fp8-attention: Megatron-Core fp8_dot_product_attention, TE
+// fp8_dpa; with Blackwell's MXFP8 recipes Transformer Engine quantises Q, K, V and dO block-scaled, backends.py
+// MXFP8Quantizer). Measured in cudnn-frontend's training SDPA tables of 2026-04-24 on GB200 (cuDNN 9.22, batch 2,
+// causal "top_left"; fp8 time / bf16 time, mean over 4,096 / 8,192 / 16,384 / 32,768 tokens) [M]:
+//   head dim 64 (GPT-OSS, 128 heads, window 128): forward 0.210/0.210, 0.417/0.414, 0.826/0.822 ms → 1.00 (1,637 vs
+//     2,634 µs at 32k left out: the bf16 row is the outlier); backward: the mxfp8 kernel does not skip the window's
+//     tiles — 2.080 / 7.427 / 27.940 / 108.37 ms, ×3.6–3.9 per doubling (the full causal triangle's s²), against bf16's
+//     0.465 / 0.911 / 1.818 / 3.692 (linear) — at 4,096 tokens 2.080 ms for the triangle's 2.5 · 5.50e11 FLOP =
+//     661 TFLOP/s, the rate of a bf16 causal backward at this head size: ratio 1.00 on the triangle;
+//   head dim 128 (Llama-3.1, 64 / 8 heads): forward 0.326/0.391, 1.156/1.397, 4.400/5.150, 17.201/21.692 → 0.827;
+//     backward 1.305/1.198, 4.272/4.127, 15.315/16.554, 61.716/71.756 → 0.977;
+//   head dim 192 (DeepSeek-V3 MLA, d_v 128, 128 heads): forward 0.714/0.977, 2.478/3.470, 9.337/13.103, 37.773/50.456
+//     → 0.727; backward 2.620/3.383, 9.567/11.984, 36.835/50.424, 149.238/212.546 → 0.751.
+// The gain grows with the head size (more tensor-core work per softmax element, which fp8 does not speed up);
+// linear in the query/key head size between the measured 64, 128 and 192, constant beyond. Per-tensor fp8 recipes
+// (the same tables' "fp8" rows: 0.770 / 0.858 at head dim 128) run somewhat faster than this; Transformer Engine's
+// quantisation kernels around the attention are not counted. [M on GB200; applied to every GPU, E elsewhere.]
+struct Fp8AttentionRatio {
+  double fwd = 1, bwd = 1;
+};
+Fp8AttentionRatio fp8_attention_ratio(std::int64_t head_dim) {
+  constexpr double d[] = {64, 128, 192}, fwd[] = {1.00, 0.827, 0.727}, bwd[] = {1.00, 0.977, 0.751};
+  const double x = std::clamp(static_cast<double>(head_dim), d[0], d[2]);
+  const int i = x <= d[1] ? 0 : 1;
+  const double t = (x - d[i]) / (d[i + 1] - d[i]);
+  return {fwd[i] + t * (fwd[i + 1] - fwd[i]), bwd[i] + t * (bwd[i + 1] - bwd[i])};
+}
+
 struct GemmTimes {
   double f = 0, dgrad = 0, wgrad = 0;
   GemmTimes& operator+=(const GemmTimes& o) {
@@ -621,6 +649,20 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
                                     lw.attention.causal, curve);
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal, curve);
+    }
+    // --fp8-attention (Megatron stack): cuDNN's fp8 kernel at its measured speed against bf16 (fp8_attention_ratio),
+    // a sliding window's backward over the whole causal triangle; the launch gap once.
+    if (tr.fp8_attention && tr.precision == Precision::FP8 && tr.stack == Stack::Megatron) {
+      const Fp8AttentionRatio r = fp8_attention_ratio(lw.attention.head_dim);
+      const double gap = hw.gpu.compute.kernel_overhead_s;
+      if (win.tiles_per_block > 0) {
+        AttentionShape triangle = lw.attention;
+        triangle.window = 0;
+        attn_b = attention_bwd_time_s(hw, triangle.forward_flops(), triangle.seq_kv, triangle.head_dim, tr.precision,
+                                      true, curve);
+      }
+      attn_f = gap + r.fwd * (attn_f - gap);
+      attn_b = gap + r.bwd * (attn_b - gap);
     }
     if (tr.flash_v1) {
       // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
