@@ -81,8 +81,9 @@ double ceiling(const Hardware& hw, Precision p, bool fast_accum) {
   }
 }
 
-double attention_efficiency(const ComputeModel& c, double eff_max, double s_half, std::int64_t seq, std::int64_t d) {
-  const double s = static_cast<double>(seq), hd = static_cast<double>(d), dh = c.attn_head_dim_half;
+// dh: the head-dim roll-off of the kernels in use (a profile's own, else gpu.compute's).
+double attention_efficiency(double eff_max, double s_half, std::int64_t seq, std::int64_t d, double dh) {
+  const double s = static_cast<double>(seq), hd = static_cast<double>(d);
   const double head = std::min(1.0, (hd / (hd + dh)) / (128.0 / (128.0 + dh)));
   return eff_max * s / (s + s_half) * head;
 }
@@ -102,8 +103,10 @@ double attention_time(const Hardware& hw, double flops, std::int64_t seq, std::i
                                : (bwd ? c.attn_bwd_efficiency : c.attn_fwd_efficiency);
   const double s_half = curve ? (bwd ? curve->attn_bwd_seq_half : curve->attn_fwd_seq_half)
                               : (bwd ? c.attn_bwd_seq_half : c.attn_seq_half);
+  const double profile_dh = curve ? curve->attn_head_dim_half : c.attn_profile_head_dim_half;
+  const double dh = profile_dh > 0 ? profile_dh : c.attn_head_dim_half;
   const double eff = sustained_fraction(hw) * (causal ? attn_causal_fraction(hw) : 1.0) *
-                     attention_efficiency(c, eff_max, s_half, seq, d);
+                     attention_efficiency(eff_max, s_half, seq, d, dh);
   return (bwd ? 2.5 : 1.0) * flops / (peak * eff) + c.kernel_overhead_s;
 }
 

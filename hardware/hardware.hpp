@@ -31,6 +31,7 @@ struct KernelProfile {
   double attn_fwd_seq_half = 512;     // sequence length at which the forward reaches half of that
   double attn_bwd_efficiency = 0.45;  // backward (2.5× the forward's FLOPs)
   double attn_bwd_seq_half = 512;
+  double attn_head_dim_half = 0;      // this stack's attention kernels' head-dim roll-off (0: gpu.compute's)
   double fp8_cast_bytes_per_element = 3.0;  // HBM bytes per element to quantise a GEMM operand to fp8
   double collective_call_overhead_s = 0;    // host time of one collective call through the framework (Python →
                                             // c10d → NCCL launch); hidden when the host runs ahead of the GPU
@@ -65,6 +66,7 @@ struct ComputeModel {
   double attn_seq_half = 512;
   double attn_bwd_efficiency = 0.45;
   double attn_bwd_seq_half = 512;
+  double attn_profile_head_dim_half = 0;  // the profile's head-dim roll-off (0: attn_head_dim_half above)
   double fp8_cast_bytes_per_element = 3.0;
 };
 

@@ -25,7 +25,9 @@
 //                         "sustained_efficiency": optional, (0,1]: this cluster's own in-training fraction instead of
 //                         calibration.json's one value per stack (no preset sets it),
 //                         "attn_fwd_seq_half", "attn_bwd_seq_half": tokens (> 0),
-//                         "fp8_cast_bytes_per_element": bytes (≥ 0), "collective_call_overhead_us": µs (≥ 0) },
+//                         "fp8_cast_bytes_per_element": bytes (≥ 0), "collective_call_overhead_us": µs (≥ 0),
+//                         "attn_head_dim_half": optional (> 0), the profile's own head-dim roll-off instead of
+//                         gpu.compute's },
 //   "node": { "gpus_per_node": int, "cpu_vendor": "intel" | "amd" | "arm",
 //             "host_cpu": "...", "host_time_factor": host time of one op relative to the reference host (> 0; both
 //             optional, default the reference x86 host, 1.0),
@@ -370,6 +372,9 @@ void read_kernels(const Reader& r, const json& j) {
     StrictObject ko(o.req_obj(stack), r.ctx + ": \"gpu.kernels." + stack + "\"");
     read_fields<KernelProfile>(r, ko, std::string("gpu.kernels.") + stack, k, r.all || is_new, kernel_nums(), {}, {});
     read_override(r, ko, std::string("gpu.kernels.") + stack, "sustained_efficiency", k.sustained_override);
+    // Optional: the profile's own head-dim roll-off (absent: gpu.compute.attn_head_dim_half).
+    read_override(r, ko, std::string("gpu.kernels.") + stack, "attn_head_dim_half", k.attn_head_dim_half,
+                  Rule::Positive);
     ko.finish();
   }
   o.finish();
@@ -636,6 +641,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
   for (auto& [stack, k] : hw.gpu.kernels) {
     for (const auto& f : kernel_nums()) g["kernels"][stack][f.key] = to_unit(f.ref(k), f.scale);
     if (k.sustained_override > 0) g["kernels"][stack]["sustained_efficiency"] = k.sustained_override;
+    if (k.attn_head_dim_half > 0) g["kernels"][stack]["attn_head_dim_half"] = k.attn_head_dim_half;
   }
   auto& n = j["node"];
   n["gpus_per_node"] = hw.node.gpus_per_node;

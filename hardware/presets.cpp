@@ -75,6 +75,7 @@ void apply_profile(ComputeModel& c, const KernelProfile& k, bool megatron) {
   c.attn_seq_half = k.attn_fwd_seq_half;
   c.attn_bwd_efficiency = k.attn_bwd_efficiency;
   c.attn_bwd_seq_half = k.attn_bwd_seq_half;
+  c.attn_profile_head_dim_half = k.attn_head_dim_half;
   c.fp8_cast_bytes_per_element = k.fp8_cast_bytes_per_element;
 }
 

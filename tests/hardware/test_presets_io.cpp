@@ -193,6 +193,30 @@ TEST_CASE("presets: Blackwell Ultra's attention from cuDNN's GB300 vs GB200 tabl
   }
 }
 
+TEST_CASE("presets: cuDNN's head-dim roll-off, measured on GB200 and H200") {
+  // cudnn-frontend's attention tables (cuDNN 9.27, bf16, 64 query / 8 KV heads, batch 1, causal): head dim 64 (GPT-OSS
+  // full layers) over head dim 128 (Llama-3.1), TFLOP/s at 2,048 and 8,192 tokens. GB200: 667.711/955.765 = 0.699,
+  // 994.722/1,438.125 = 0.692; H200: 348.169/490.416 = 0.710, 457.451/653.556 = 0.700; mean 0.700. The roll-off
+  // d/(d + h) normalised at d = 128 equals it when (64/(64 + h)) / (128/(128 + h)) = 0.700 ⇔ 64·(128 + h) =
+  // 0.700·128·(64 + h) ⇔ h = (8,192 − 5,734.4)/(89.6 − 64) = 96.
+  const double r = (667.711 / 955.765 + 994.722 / 1438.125 + 348.169 / 490.416 + 457.451 / 653.556) / 4;
+  CHECK(r == doctest::Approx(0.700).epsilon(0.002));
+  const double h = (8192 - r * 128 * 64) / (r * 128 - 64);
+  CHECK(h == doctest::Approx(96).epsilon(0.02));
+  for (const std::string name : {"h100", "h200", "b200", "gb200", "b300", "gb300"}) {
+    CAPTURE(name);
+    const Hardware hw = resolve_hardware(name);
+    CHECK(hw.gpu.kernels.at("megatron").attn_head_dim_half == 96);
+    CHECK(hw.gpu.kernels.at("pytorch").attn_head_dim_half == 0);  // FlashAttention-2: gpu.compute's (FA3's) 40
+    // Head dim 64 on the cuDNN curve runs at 0.70 of head dim 128 (at a long sequence, so the ramp is the same).
+    const Hardware mc = megatron_compute(hw);
+    const double t64 = attention_fwd_time_s(mc, 1e12, 1 << 20, 64, Precision::BF16, false);
+    const double t128 = attention_fwd_time_s(mc, 1e12, 1 << 20, 128, Precision::BF16, false);
+    const double gap = mc.gpu.compute.kernel_overhead_s;
+    CHECK((t128 - gap) / (t64 - gap) == doctest::Approx((64.0 / 160) / (128.0 / 224)).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("presets: every number carries its source") {
   for (const auto& name : hardware_preset_names()) {
     CAPTURE(name);
@@ -204,10 +228,12 @@ TEST_CASE("presets: every number carries its source") {
     // fraction and the causal factor are calibration.json's, not the preset's) + 4 node (gpus, cpu vendor, host cpu
     // and its time factor) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded;
     // + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the Hopper presets); + 1 for the
-    // attention kernel's per-query-block work (attn_block_overhead_tiles, written when ≠ 0: every preset).
+    // attention kernel's per-query-block work (attn_block_overhead_tiles, written when ≠ 0: every preset); + 1 where
+    // the cuDNN (megatron) profile has its own measured head-dim roll-off (Hopper and Blackwell).
     const int fast_accum = hw.gpu.compute.fp8_fast_accum_gain != 1.0 ? 1 : 0;
+    const int profile_dh = hw.gpu.kernels.at("megatron").attn_head_dim_half > 0 ? 1 : 0;
     CHECK(hw.gpu.compute.attn_block_overhead_tiles > 0);
-    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum + 1);
+    CHECK(paths.size() == 8 + 10 + 12 + 4 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum + 1 + profile_dh);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);

@@ -289,11 +289,14 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // E0020 −18.6 → −19.5 %, E0022 +0.3 → −3.2 %; mean 11.6 → 11.7 %. fp8attn (session 15): the four 26.06 rows
   // whose recipes set fp8_dot_product_attention state --fp8-attention (cuDNN's measured fp8/bf16 attention time by
   // head size; a sliding window's fp8 backward over the whole causal triangle): E0019 −24.3 → −19.3 %, E0021 −4.7 →
-  // −6.4 %, E0022 −3.2 → −4.8 %, E0024 −0.7 → −1.8 %; mean 11.7 %.
-  // Bounds: issue 10's mean (12 %; 11.7 % reached) and the worst row (27.0 %) with a margin of 0.5 point; at most the
+  // −6.4 %, E0022 −3.2 → −4.8 %, E0024 −0.7 → −1.8 %; mean 11.7 %. headdim (session 15): cuDNN's own head-dim
+  // roll-off (gpu.kernels.megatron.attn_head_dim_half 96, measured hd64/hd128 = 0.70 on GB200 and H200): the GPT-OSS
+  // rows slower — E0014 −27.0 → −26.0 %, E0019 −19.3 → −16.7 %, E0015 −24.7 → −23.9 %, E0016 −20.0 → −19.3 %, E0020
+  // −19.5 → −18.4 %; mean 11.7 → 11.4 %.
+  // Bounds: issue 10's mean (12 %; 11.4 % reached) and the worst row (26.0 %) with a margin of 0.5 point; at most the
   // one row beyond issue 10's 25 % that remains (E0014, GPT-OSS 120B BF16 on GB200 with EP 64).
   constexpr double kMoeMeanBound = 0.12;
-  constexpr double kMoeRowBound = 0.275;
+  constexpr double kMoeRowBound = 0.265;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
