@@ -485,6 +485,8 @@ TEST_CASE("JSON: bad input is one InputError naming the key") {
   CHECK(err(R"({"base": "h100", "gpu": {"peak_bf16_tflops": 0}})").find("gpu.peak_bf16_tflops must be a number > 0") !=
         std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"peak_fp8_tflops": -1}})").find("peak_fp8_tflops") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "gpu": {"kernels": {"megatron": {"attn_head_dim_half": 0}}}})")
+            .find("gpu.kernels.megatron.attn_head_dim_half must be a number > 0") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"compute": {"attn_block_overhead_tiles": -1}}})")
             .find("gpu.compute.attn_block_overhead_tiles must be") != std::string::npos);
   CHECK(err(R"({"base": "h100", "gpu": {"compute": {"gemm_ceiling": 1.5}}})").find("(0, 1]") != std::string::npos);
