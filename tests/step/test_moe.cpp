@@ -462,7 +462,7 @@ TEST_CASE("MoE expert MLP paths: TEGroupedMLP (one cuBLAS GEMM per expert, 4 str
 namespace {
 // GPT-OSS-120B (tests/data/models/gpt-oss-120b.config.json: h 2,880, 64 heads of head_dim 64, 8 KV heads, 128
 // experts of 2,880, top-4, biases, sliding window 128 on the even layers) on H100s, seq 4096, mbs 1, balanced routing.
-Scenario gpt_oss(const std::string& plan, bool fused = false) {
+ScenarioInput gpt_oss_input(const std::string& plan) {
   ScenarioInput in;
   in.model = kModels + "gpt-oss-120b.config.json";
   in.plan = plan;
@@ -470,6 +470,10 @@ Scenario gpt_oss(const std::string& plan, bool fused = false) {
   in.train.mbs = 1;
   in.train.gbs = 64;
   in.train.moe_imbalance = 1.0;
+  return in;
+}
+Scenario gpt_oss(const std::string& plan, bool fused = false) {
+  ScenarioInput in = gpt_oss_input(plan);
   in.train.moe_fused_grouped_mlp = fused;
   return resolve_scenario(in);
 }
@@ -517,22 +521,19 @@ TEST_CASE("--fp8-attention: cuDNN's measured fp8 speed by head size; a window's 
   // window's tiles: its time grows with s²); head dim 128 → forward 0.827, backward 0.977. The kernel launch gap is
   // paid once, unscaled.
   const Precision p = Precision::FP8;
+  // The same scenario in fp8 on the Megatron stack, without and with --fp8-attention.
+  auto fp8_pair = [](ScenarioInput in) {
+    in.train.precision = Precision::FP8;
+    in.train.stack = Stack::Megatron;
+    const Scenario off = resolve_scenario(in);
+    in.train.fp8_attention = true;
+    return std::pair<Scenario, Scenario>{off, resolve_scenario(in)};
+  };
   // (1) GPT-OSS (head dim 64) on H100, fp8, Megatron stack: the full layer's attention is unchanged; the sliding
   // layer's backward becomes the causal backward of the whole 4,096² triangle, 4 · 1 · 64 · 4,096² · 64 / 2 =
   // 137,438,953,472 forward FLOP at s_kv 4,096 with the causal efficiency, instead of its 63 window tiles.
   {
-    ScenarioInput in;
-    in.model = kModels + "gpt-oss-120b.config.json";
-    in.plan = "tp1pp1dp8ep8";
-    in.train.seq = 4096;
-    in.train.mbs = 1;
-    in.train.gbs = 64;
-    in.train.moe_imbalance = 1.0;
-    in.train.precision = p;
-    in.train.stack = Stack::Megatron;
-    const Scenario off = resolve_scenario(in);
-    in.train.fp8_attention = true;
-    const Scenario on = resolve_scenario(in);
+    const auto [off, on] = fp8_pair(gpt_oss_input("tp1pp1dp8ep8"));
     const Hardware hw = megatron_compute(off.hw);
     const LayerKind sliding = off.model.layer(0), full = off.model.layer(1);
     const PassCosts s0 = layer_costs(context(off, hw), sliding), s1 = layer_costs(context(on, hw), sliding);
@@ -552,12 +553,7 @@ TEST_CASE("--fp8-attention: cuDNN's measured fp8 speed by head size; a window's 
   // (2) Mixtral 8x7B (head dim 128) on H100, tp1, fp8: the attention core's forward × 0.827, backward × 0.977; its
   // causal forward FLOPs 4 · 1 · 32 · 4,096² · 128 / 2 = 137,438,953,472.
   {
-    ScenarioInput in = mixtral_input("tp1pp1dp8ep8");
-    in.train.precision = p;
-    in.train.stack = Stack::Megatron;
-    const Scenario off = resolve_scenario(in);
-    in.train.fp8_attention = true;
-    const Scenario on = resolve_scenario(in);
+    const auto [off, on] = fp8_pair(mixtral_input("tp1pp1dp8ep8"));
     const Hardware hw = megatron_compute(off.hw);
     const LayerKind kind = off.model.layer(0);
     const PassCosts a = layer_costs(context(off, hw), kind), b = layer_costs(context(on, hw), kind);
