@@ -5,10 +5,29 @@
 #include "sim/core/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
 namespace parsim {
+
+// Random routing (Megatron-Core moe_router_force_load_balancing: moe_utils.py RandomSTE replaces the router logits by
+// normal_() samples, so each token picks k distinct experts uniformly). Per micro-batch the ep ranks' T tokens each
+// (T_g = ep·T over the EP group) send their pairs; the pairs one rank's E/ep experts receive are a sum of T_g
+// independent hypergeometric draws (k of E, E/ep marked): mean μ = T_g·k/ep, variance
+// σ² = T_g·k·(1/ep)·(1 − 1/ep)·(E − k)/(E − 1). Every layer waits for its busiest rank (the dispatch and combine
+// exchanges), whose load is μ plus the expected maximum of ep standard normals times σ (Blom's approximation,
+// hardware/compute_cost.cpp expected_max_std_normal): imbalance = 1 + z(ep)·σ/μ
+// = 1 + z(ep)·√(ep·(1 − 1/ep)·(E − k)/(E − 1)/(T_g·k)). T: the tokens entering an MoE layer on a rank, b·s/cp, the SP
+// shard b·s/(cp·tp) under sequence parallelism. E.g. GPT-OSS-120B on EP 64 at 16,384 tokens per rank: 1.0092.
+double forced_balance_imbalance(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
+  if (!m.is_moe() || p.ep <= 1) return 1.0;
+  const double ep = p.ep, E = m.experts, k = m.experts_per_token;
+  const double tokens = static_cast<double>(t.mbs) * static_cast<double>(t.seq) / std::max(1, p.cp) /
+                        (t.sp ? std::max(1, p.tp) : 1);
+  const double share = ep * (1 - 1 / ep) * (E > 1 ? (E - k) / (E - 1) : 0.0) / (ep * tokens * k);
+  return 1.0 + expected_max_std_normal(p.ep) * std::sqrt(std::max(0.0, share));
+}
 
 TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfig t) {
   if (t.seq <= 0) t.seq = m.seq_len;
@@ -52,6 +71,14 @@ TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfi
   if (t.bf16_optimizer && t.bf16_moments)
     throw InputError("--adam-moments bf16 with --bf16-optimizer: --bf16-optimizer already keeps bf16 moments (with the "
                      "bf16 weights as master); give one of them");
+  if (t.moe_force_balance) {
+    const double forced = forced_balance_imbalance(p, m, t);
+    // A stated --moe-imbalance must agree (a predict's JSON settings fed back as a scenario carry both).
+    if (t.moe_imbalance_given && std::fabs(t.moe_imbalance - forced) > 1e-6 * forced)
+      throw InputError("--moe-imbalance " + option::num_text(t.moe_imbalance) + " with --moe-force-balance, which sets it to " +
+                       fmt_num(forced, 6) + " for this plan (random routing); give one of them");
+    t.moe_imbalance = forced;
+  }
   if (t.log_interval <= 0) t.log_interval = t.stack == Stack::Megatron || legacy ? 100 : 10;  // Megatron-LM --log-interval;
                                                                                       // torchtitan metrics.log_freq
   if (t.tp_comm_overlap_auto) {
@@ -393,8 +420,15 @@ OptionTable<In> build_table() {
           throw InputError("--moe-imbalance " + option::num_text(v) +
                            " is below 1 (the busiest rank's load over the mean is at least 1; 1 = balanced)");
         x.train.moe_imbalance = v;
+        x.train.moe_imbalance_given = true;
       },
       [](const In& x) -> std::optional<double> { return x.train.moe_imbalance; }, P | S));
+  t.push_back(flag<In>(
+      "moe_force_balance", "--moe-force-balance",
+      "MoE routing by random router logits (Megatron-Core moe_router_force_load_balancing, what NVIDIA's and AMD's MoE "
+      "benchmarks run): the busiest expert-parallel rank carries the expected maximum of ep multinomial loads, "
+      "computed from the tokens per micro-batch, experts, top-k and ep (sets --moe-imbalance)",
+      [](In& x) { x.train.moe_force_balance = true; }, [](const In& x) { return x.train.moe_force_balance; }, P | S));
   t.push_back(number<In>(
       "moe_capacity_factor", "--moe-capacity-factor",
       "MoE expert capacity: each expert keeps at most this × its mean share of tokens and drops the rest "

@@ -150,6 +150,10 @@ struct TrainingConfig {
                                       // unfused ops (sim/step/costs/layer.cpp unfused_rope_work)
   // Mixture-of-experts layers (issue 10; ignored by dense models).
   double moe_imbalance = kDefaultMoeImbalance;  // busiest EP rank's routed (token, expert) pairs over the mean, ≥ 1
+  bool moe_imbalance_given = false;   // --moe-imbalance was stated (checked against --moe-force-balance)
+  bool moe_force_balance = false;     // Megatron-Core moe_router_force_load_balancing: random router logits, so the
+                                      // busiest EP rank carries the expected maximum of ep random loads
+                                      // (plans/scenario.cpp forced_balance_imbalance)
   double moe_capacity_factor = 0;     // 0: dropless; > 0: each expert keeps at most factor × its mean share, the rest
                                       // is dropped before the dispatch (--moe-expert-capacity-factor)
   MoeDispatcher moe_dispatcher = MoeDispatcher::AllToAll;

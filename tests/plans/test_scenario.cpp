@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 using namespace parsim;
 using parsim::test::error_of;
 
@@ -181,4 +183,35 @@ TEST_CASE("Megatron --deterministic-mode runs every NCCL collective as a ring (N
   CHECK(ring.time_s == collective_time(plain.hw, Collective::AllReduce, S, g, CollAlgo::Ring).time_s);
   // The ring moves 2(n−1)/n of S per rank where NVLS reduces in the switch: slower on NVLink5 at this size.
   CHECK(ring.time_s > collective_time(plain.hw, Collective::AllReduce, S, g).time_s);
+}
+
+TEST_CASE("--moe-force-balance: random router logits load the busiest EP rank by the expected maximum of ep draws") {
+  // Mixtral 8x7B (8 experts, top-2) on tp1pp1dp8ep8, seq 4096, mbs 1: T = 4,096 tokens per rank, T_g = 8 · 4,096 =
+  // 32,768 over the EP group. One rank holds 1 of the 8 experts; its pairs: mean μ = T_g·k/ep = 8,192, variance
+  // σ² = T_g·k·(1/8)·(7/8)·(E − k)/(E − 1) = 32,768 · 2 · 0.109375 · 6/7 = 6,144 → σ = 78.38, σ/μ = 0.009568.
+  // z(8), the expected maximum of 8 standard normals: 1.4236 exactly, 1.435 by Blom's approximation that
+  // expected_max_std_normal uses (tests/hardware/test_compute_cost.cpp). Imbalance 1 + 1.435 · 0.009568 = 1.01373.
+  const ModelSpec m = test::mixtral_8x7b();
+  TrainingConfig in = ScenarioInput::input_defaults();
+  in.seq = 4096;
+  in.mbs = 1;
+  in.moe_force_balance = true;
+  const TrainingConfig a = resolve_training(parse_plan("tp1pp1dp8ep8"), m, in);
+  const double sigma_over_mu = std::sqrt(32768.0 * 2 * (1.0 / 8) * (7.0 / 8) * 6 / 7) / 8192;
+  CHECK(sigma_over_mu == doctest::Approx(0.009568).epsilon(1e-3));
+  CHECK(a.moe_imbalance == doctest::Approx(1 + expected_max_std_normal(8) * sigma_over_mu).epsilon(1e-12));
+  CHECK(a.moe_imbalance == doctest::Approx(1.01373).epsilon(1e-5));
+  // More tokens per micro-batch: closer to balanced (σ/μ ∝ 1/√T); no expert parallelism: balanced by definition.
+  in.mbs = 4;
+  CHECK(resolve_training(parse_plan("tp1pp1dp8ep8"), m, in).moe_imbalance - 1 ==
+        doctest::Approx((a.moe_imbalance - 1) / 2).epsilon(1e-9));
+  CHECK(resolve_training(parse_plan("tp1pp1dp8"), m, in).moe_imbalance == 1.0);
+  // A stated --moe-imbalance must agree with it (a predict's settings fed back carry both); otherwise one line.
+  in.mbs = 1;
+  in.moe_imbalance = 1.0;
+  in.moe_imbalance_given = true;
+  CHECK(error_of([&] { (void)resolve_training(parse_plan("tp1pp1dp8ep8"), m, in); }) ==
+        doctest::Contains("--moe-imbalance 1 with --moe-force-balance, which sets it to 1.01373 for this plan"));
+  in.moe_imbalance = a.moe_imbalance;
+  CHECK(resolve_training(parse_plan("tp1pp1dp8ep8"), m, in).moe_imbalance == a.moe_imbalance);
 }

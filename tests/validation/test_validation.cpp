@@ -292,11 +292,14 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // −6.4 %, E0022 −3.2 → −4.8 %, E0024 −0.7 → −1.8 %; mean 11.7 %. headdim (session 15): cuDNN's own head-dim
   // roll-off (gpu.kernels.megatron.attn_head_dim_half 96, measured hd64/hd128 = 0.70 on GB200 and H200): the GPT-OSS
   // rows slower — E0014 −27.0 → −26.0 %, E0019 −19.3 → −16.7 %, E0015 −24.7 → −23.9 %, E0016 −20.0 → −19.3 %, E0020
-  // −19.5 → −18.4 %; mean 11.7 → 11.4 %.
-  // Bounds: issue 10's mean (12 %; 11.4 % reached) and the worst row (26.0 %) with a margin of 0.5 point; at most the
+  // −19.5 → −18.4 %; mean 11.7 → 11.4 %. forcebal (session 15): the 20 rows whose runs routed by random logits
+  // (moe_router_force_load_balancing) state --moe-force-balance instead of --moe-imbalance 1.0: the busiest EP rank's
+  // expected load 1.0025–1.0155 × the mean — E0014 −26.0 → −25.3 %, E0016 −19.3 → −17.3 %, E0015 −23.9 → −22.7 %,
+  // E0006 +5.0 → +5.9 %; mean 11.4 → 11.2 %.
+  // Bounds: issue 10's mean (12 %; 11.2 % reached) and the worst row (25.3 %) with a margin of 0.5 point; at most the
   // one row beyond issue 10's 25 % that remains (E0014, GPT-OSS 120B BF16 on GB200 with EP 64).
   constexpr double kMoeMeanBound = 0.12;
-  constexpr double kMoeRowBound = 0.265;
+  constexpr double kMoeRowBound = 0.258;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
