@@ -25,8 +25,9 @@ double forced_balance_imbalance(const Plan& p, const ModelSpec& m, const Trainin
   const double ep = p.ep, E = m.experts, k = m.experts_per_token;
   const double tokens = static_cast<double>(t.mbs) * static_cast<double>(t.seq) / std::max(1, p.cp) /
                         (t.sp ? std::max(1, p.tp) : 1);
-  const double share = ep * (1 - 1 / ep) * (E > 1 ? (E - k) / (E - 1) : 0.0) / (ep * tokens * k);
-  return 1.0 + expected_max_std_normal(p.ep) * std::sqrt(std::max(0.0, share));
+  // σ²/μ² with T_g = ep·T: the ep of T_g cancels the ep of the variance's (1/ep)·(1 − 1/ep) over μ² = (T_g·k/ep)².
+  const double var_over_mean2 = (1 - 1 / ep) * (E > 1 ? (E - k) / (E - 1) : 0.0) / (tokens * k);
+  return 1.0 + expected_max_std_normal(p.ep) * std::sqrt(std::max(0.0, var_over_mean2));
 }
 
 TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfig t) {

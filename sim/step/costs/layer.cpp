@@ -634,35 +634,37 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       const auto it = sc.hw.gpu.kernels.find("megatron");
       if (it != sc.hw.gpu.kernels.end()) curve = &it->second;
     }
+    // A kernel's time with its work scaled by k and its launch gap paid once.
+    const double gap = hw.gpu.compute.kernel_overhead_s;
+    auto scaled_work = [gap](double time, double k) { return gap + k * std::max(0.0, time - gap); };
+    // --fp8-attention (Megatron stack): cuDNN's fp8 kernel at its measured speed against bf16 (fp8_attention_ratio),
+    // a sliding window's backward over the whole causal triangle.
+    const bool fp8_attention = tr.fp8_attention && tr.precision == Precision::FP8 && tr.stack == Stack::Megatron;
     if (win.tiles_per_block > 0) {
       // A sliding window: the whole tiles the kernel computes at the curve's long-loop rate (its sequence ramp at
       // kLongLoopKeys, > 0.9996: the ramp stands for the per-block work that a full-length key loop amortises, which
       // the window's short loop pays explicitly here, as attn_block_overhead_tiles more tiles per query block —
-      // measured against the 32k causal kernel's rate, window_tiles); the launch gap once.
-      const double gap = hw.gpu.compute.kernel_overhead_s;
+      // measured against the 32k causal kernel's rate, window_tiles).
       const double per_block = (win.tiles_per_block + hw.gpu.compute.attn_block_overhead_tiles) / win.tiles_per_block;
       const std::int64_t d = lw.attention.head_dim;
-      attn_f = gap + per_block * (attention_fwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve) - gap);
-      attn_b = gap + per_block * (attention_bwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve) - gap);
+      attn_f = scaled_work(attention_fwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve), per_block);
+      if (fp8_attention) {
+        AttentionShape triangle = lw.attention;
+        triangle.window = 0;
+        attn_b = attention_bwd_time_s(hw, triangle.forward_flops(), triangle.seq_kv, d, tr.precision, true, curve);
+      } else {
+        attn_b = scaled_work(attention_bwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve), per_block);
+      }
     } else {
       attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal, curve);
       attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
                                     lw.attention.causal, curve);
     }
-    // --fp8-attention (Megatron stack): cuDNN's fp8 kernel at its measured speed against bf16 (fp8_attention_ratio),
-    // a sliding window's backward over the whole causal triangle; the launch gap once.
-    if (tr.fp8_attention && tr.precision == Precision::FP8 && tr.stack == Stack::Megatron) {
+    if (fp8_attention) {
       const Fp8AttentionRatio r = fp8_attention_ratio(lw.attention.head_dim);
-      const double gap = hw.gpu.compute.kernel_overhead_s;
-      if (win.tiles_per_block > 0) {
-        AttentionShape triangle = lw.attention;
-        triangle.window = 0;
-        attn_b = attention_bwd_time_s(hw, triangle.forward_flops(), triangle.seq_kv, triangle.head_dim, tr.precision,
-                                      true, curve);
-      }
-      attn_f = gap + r.fwd * (attn_f - gap);
-      attn_b = gap + r.bwd * (attn_b - gap);
+      attn_f = scaled_work(attn_f, r.fwd);
+      attn_b = scaled_work(attn_b, r.bwd);
     }
     if (tr.flash_v1) {
       // FlashAttention-1 kernels (--attention flash1): the flash curves of the hardware file are FlashAttention-2
@@ -671,9 +673,8 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
       // scaled_dot_product_attention from FA1 to FA2 measured "around 2x speedups" (PyTorch 2.2 release notes,
       // pytorch.org/blog/pytorch2-2, Jan 2024). So PyTorch 2.0–2.1's SDPA runs each flash kernel at half the speed;
       // the launch gap stays one.
-      const double gap = hw.gpu.compute.kernel_overhead_s;
-      attn_f = gap + kFlash2OverFlash1 * std::max(0.0, attn_f - gap);
-      attn_b = gap + kFlash2OverFlash1 * std::max(0.0, attn_b - gap);
+      attn_f = scaled_work(attn_f, kFlash2OverFlash1);
+      attn_b = scaled_work(attn_b, kFlash2OverFlash1);
     }
   } else {
     // Unfused attention (Megatron-LM before FlashAttention, 2022): batched GEMMs over b·a/t heads that compute the
