@@ -25,6 +25,17 @@ Scenario llama(const std::string& plan, bool sp = false, Recompute rc = Recomput
   return resolve_scenario(in);
 }
 
+// One GPU (world 1: no slowest-of-N factor), plan tp1pp1dp1, one sequence of `seq` tokens per step (gbs 1, mbs 1);
+// every other setting the scenario default.
+ScenarioInput one_gpu_input(const std::string& model, std::int64_t seq = 4096) {
+  ScenarioInput in;
+  in.model = model;
+  in.plan = "tp1pp1dp1";
+  in.train.seq = seq;
+  in.train.gbs = 1;
+  return in;
+}
+
 }  // namespace
 
 TEST_CASE("activation tensor, pipeline message and the TP collectives of one layer") {
@@ -227,11 +238,7 @@ TEST_CASE("embedding and LM head: costs and placement") {
 TEST_CASE("FlashAttention-1 kernels run the flash curves at half speed; a fused classifier moves 6 B per logit") {
   // One GPU (world 1: no slowest-of-N factor), llama2-7b, seq 4096, mbs 1, bf16, the default Megatron stack.
   auto one_gpu = [](const std::string& attention, bool fused_ce) {
-    ScenarioInput in;
-    in.model = "llama2-7b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 4096;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("llama2-7b");
     if (!attention.empty()) {
       in.train.attention_auto = false;
       in.train.flash_attention = attention != "unfused";
@@ -279,11 +286,7 @@ TEST_CASE("--cross-entropy-fusion-impl te: Transformer Engine's Triton parallel 
   // TE (edges.cpp): online softmax reads the logits (e), the loss kernel reads them again and writes the gradient in
   // place (2e): 3e = 6 B forward in 2 kernels; the backward scales the gradient in place, 2e = 4 B in 1 kernel.
   auto one_gpu = [](bool te_ce) {
-    ScenarioInput in;
-    in.model = "llama2-7b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 4096;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("llama2-7b");
     in.train.te_cross_entropy = te_ce;
     return resolve_scenario(in);
   };
@@ -300,9 +303,7 @@ TEST_CASE("--cross-entropy-fusion-impl te: Transformer Engine's Triton parallel 
   CHECK(kt.head.bwd.host_wait_s == doctest::Approx(kt.host.sync_s + kt.host.op_s));
   CHECK(kn.head.bwd.host_wait_s == 0);
   // With llm.c's fused classifier it is one or the other: a one-line error.
-  ScenarioInput both;
-  both.model = "llama2-7b";
-  both.plan = "tp1pp1dp1";
+  ScenarioInput both = one_gpu_input("llama2-7b");
   both.train.te_cross_entropy = true;
   both.train.cross_entropy_fusion = true;
   CHECK_THROWS_WITH_AS(resolve_scenario(both), doctest::Contains("give one of them"), InputError);
@@ -312,11 +313,7 @@ TEST_CASE("a residual add fused with its norm and an activation in the GEMM epil
   // gpt3-175b (h 12288, f 49152, GeLU, ungated, two norms per layer), seq 2048, mbs 1, bf16, one GPU (no slowest-of-N
   // factor), the default Megatron stack; T = 2048 tokens, e = 2 B.
   auto gpt3 = [](bool fused_norm, bool epilogue) {
-    ScenarioInput in;
-    in.model = "gpt3-175b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 2048;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("gpt3-175b", 2048);
     in.train.fused_residual_norm = fused_norm;
     in.train.activation_epilogue = epilogue;
     return resolve_scenario(in);
@@ -339,11 +336,7 @@ TEST_CASE("a residual add fused with its norm and an activation in the GEMM epil
   CHECK(k0.layer.fwd.compute_s - ka.layer.fwd.compute_s == doctest::Approx(act_saved / Bps).epsilon(1e-6));
   CHECK(k0.layer.bwd.compute_s - ka.layer.bwd.compute_s == doctest::Approx(2 * act_saved / Bps).epsilon(1e-6));
   // A gated FFN (SwiGLU) has no cuBLASLt epilogue for its product of two GEMM outputs: nothing changes.
-  ScenarioInput in;
-  in.model = "llama2-7b";
-  in.plan = "tp1pp1dp1";
-  in.train.seq = 4096;
-  in.train.gbs = 1;
+  ScenarioInput in = one_gpu_input("llama2-7b");
   const StepCosts g0 = compute_step_costs(resolve_scenario(in));
   in.train.activation_epilogue = true;
   CHECK(compute_step_costs(resolve_scenario(in)).layer.fwd.compute_s == g0.layer.fwd.compute_s);
@@ -353,11 +346,7 @@ TEST_CASE("the PyTorch stack's eager ops against torch.compile's fused kernels")
   // llama2-7b (h 4096, a = kv = 32 heads of d 128, f 11008, RMSNorm, RoPE, SwiGLU), seq 4096, mbs 1, bf16 (e = 2 B),
   // one H100, the PyTorch stack; T = 4096 tokens per layer pass.
   auto llama = [](Stack stack, bool compile) {
-    ScenarioInput in;
-    in.model = "llama2-7b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 4096;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("llama2-7b");
     in.train.stack = stack;
     in.train.compile = compile;
     return resolve_scenario(in);
@@ -409,11 +398,7 @@ TEST_CASE("--no-rope-fusion: Megatron-Core's unfused rotary embedding (rope_util
   // llama3-8b (h 4096, a = 32 query heads, kv = 8 KV heads of d 128, RoPE), seq 4096, mbs 1, bf16 (e = 2 B), one
   // H100 (world 1: no slowest-GPU factor), the Megatron stack; T = 4096 tokens per layer pass.
   auto llama = [](bool fusion, Stack stack = Stack::Megatron) {
-    ScenarioInput in;
-    in.model = "llama3-8b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 4096;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("llama3-8b");
     in.train.stack = stack;
     in.train.rope_fusion = fusion;
     return resolve_scenario(in);
@@ -508,11 +493,7 @@ TEST_CASE("--attention cudnn: the PyTorch stack's attention on cuDNN's fused ker
   // --attention flash, on its "megatron" profile (cuDNN fused attention, FA3-class) with --attention cudnn; nothing
   // else in the layer changes.
   auto pt = [](bool cudnn) {
-    ScenarioInput in;
-    in.model = "llama2-7b";
-    in.plan = "tp1pp1dp1";
-    in.train.seq = 4096;
-    in.train.gbs = 1;
+    ScenarioInput in = one_gpu_input("llama2-7b");
     in.train.stack = Stack::PyTorch;
     in.train.compile = true;
     in.train.attention_auto = false;
