@@ -86,6 +86,20 @@ void check(std::int64_t b, std::int64_t s, const ActivationOptions& o) {
     fail("TP and CP degrees must be at least 1, got tp " + std::to_string(o.tp) + ", cp " + std::to_string(o.cp));
 }
 
+// A Mamba-2 mixer's tensors kept for its backward, per token on one TP rank (heads and groups ÷t) — Megatron-Core's
+// memory-efficient path (megatron/core/ssm/mamba_mixer.py _ssm_training @d98e8a64dd; state-spaces/mamba
+// ssd_combined.py MambaSplitConv1dScanCombinedFn.forward @e9594ce1 saves zxbcdt and out_x and recomputes the conv
+// output, dt, the chunk states and C·Bᵀ in its backward): the in_proj output zxbcdt e·W (W = 2·d_in + 2GN + H), the
+// scan's output before the gate out_x e·d_in, the grouped RMSNorm's input (the gated output) e·d_in and its fp32 rstd
+// per group 4·G (layernorm_gated.py LayerNormFn), and out_proj's input for its weight gradient (the normed output;
+// under fp8 Transformer Engine keeps the 1-byte copy: g_in). in_proj's input and norm output are the block's
+// hidden-sized terms. Nemotron-3-Nano at t = 1, bf16: 20,608 + 8,192 + 8,192 + 32 + 8,192 = 45,216 B per token.
+double mamba_saved_bytes_per_token(const ModelSpec& m, double t, double e, double g_in) {
+  const double w = static_cast<double>(m.mamba_in_proj()) / t, d_in = static_cast<double>(m.mamba_inner()) / t;
+  const double groups = static_cast<double>(m.mamba_groups) / t;
+  return e * w + 2.0 * e * d_in + 4.0 * groups + g_in * d_in;
+}
+
 Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s, const ActivationOptions& o) {
   check(b, s, o);
   const double t = o.tp, e = activation_element_bytes(o.precision), mask = m.dropout ? 1.0 : 0.0;
@@ -101,12 +115,17 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
   Split x{};
   const double hidden_tensors = m.parallel_attention ? 1.0 + m.norm_layers : m.norm_layers + 2.0;
   // Parallel attention: the layer input (both branches' norm input) and the norm_layers norm outputs (GEMM inputs);
-  // sequential: the norm_layers norm inputs and the two norm outputs feeding QKV and FFN-in.
+  // sequential: the norm_layers norm inputs and the norm outputs feeding QKV and FFN-in — one per sub-block, with a
+  // hidden dropout mask each (a hybrid model's single-block layer: one).
+  const double blocks = k.blocks();
   x.hidden = m.parallel_attention ? sb * h * (e + (hidden_tensors - 1) * g_in + 2 * mask)
-                                  : sb * h * (m.norm_layers * e + 2 * g_in + 2 * mask);
+                                  : sb * h * (m.norm_layers * e + blocks * g_in + blocks * mask);
   // Per-token bytes of the TP-split tensors (multiplied by sb once at the end, the pre-issue-10 evaluation order).
   double per_token_tp = 0;
-  if (k.attention == AttentionKind::MLA) {
+  if (k.attention == AttentionKind::Mamba) {
+    per_token_tp = mamba_saved_bytes_per_token(m, t, e, g_in);
+  } else if (k.attention == AttentionKind::None) {
+  } else if (k.attention == AttentionKind::MLA) {
     const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
     const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
     const double v = static_cast<double>(m.v_head_dim);
@@ -132,7 +151,7 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     // activation's tensors under moe_act (below) and moe recompute. [D, counted from the code path.]
     if (m.eager_activation_clamp(o.moe_fused_grouped_mlp)) x.clamped = routed * e * 2.0 * fe_r;
     x.routed += x.clamped;
-  } else {
+  } else if (k.ffn == FfnKind::Dense) {
     per_token_tp += ffn_bytes * (static_cast<double>(m.ffn_hidden) / t);
   }
   x.tp = sb * per_token_tp;
@@ -180,7 +199,8 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
       }
     }
   }
-  if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
+  if (!k.has_attention()) x.core = 0;              // no attention core (Mamba mixer, or no mixer)
+  else if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
   else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
   if (o.recompute == Recompute::Op) {
     // torchtitan's per-op policy (parallelize_llama.py @e7c0cae, the same at @9dec370): the checkpointed block keeps

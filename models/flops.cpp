@@ -57,6 +57,22 @@ double AttentionShape::forward_flops() const {
   return causal ? 0.5 * f : f;
 }
 
+// The state-space-dual scan of a Mamba-2 mixer, forward (Dao & Gu 2024, arXiv 2405.21060 §6 and Listing 1
+// ssd_minimal_discrete; the chunked kernels of mamba_ssm/ops/triton/ssd_combined.py compute the same products), per
+// token with Q-token chunks, H heads of P channels, G groups of state size N:
+//   C·Bᵀ within each chunk, per group (bmm_chunk: Q×N by N×Q per chunk)          2·Q·N·G
+//   (L ∘ C·Bᵀ)·X within each chunk, per head (chunk_scan's diagonal block)      2·Q·P·H
+//   chunk states Bᵀ·X, per head (chunk_state: N×Q by Q×P per chunk)             2·N·P·H
+//   outputs from the carried states C·h, per head (chunk_scan's off-diagonal)   2·N·P·H
+// The within-chunk products are counted over the whole Q×Q block, as the kernels compute it (the causal mask zeroes
+// half of it); the inter-chunk state passing is elementwise (H·N·P per chunk) and, like norms, not counted.
+// Nemotron-3-Nano (Q 128, N 128, G 8, P 64, H 64): 262,144 + 1,048,576 + 2 × 1,048,576 = 3,407,872 per token.
+double SsmShape::forward_flops() const {
+  const double q = static_cast<double>(chunk), n = static_cast<double>(state), p = static_cast<double>(head_dim);
+  const double hh = static_cast<double>(heads), g = static_cast<double>(groups);
+  return static_cast<double>(tokens) * (2.0 * q * n * g + 2.0 * q * p * hh + 4.0 * n * p * hh);
+}
+
 // Forward FLOPs per layer (domain-notes §2; Narayanan et al. 2021 App., generalised to GQA and gated FFNs), for
 // T = b·s tokens: QKV 2·T·h·(a+2g)·d, scores QKᵀ 2·T·a·d·s, attention×V 2·T·a·d·s (full s², no causal halving:
 // Megatron-LM ≤ core v0.11 `num_floating_point_operations` and PaLM App. B; a Sliding layer's queries see min(w, s)
@@ -70,12 +86,26 @@ double AttentionShape::forward_flops() const {
 // (6 or 4)·T·h·(n_shared·f_s) — ACTIVE experts only, which is what makes MFU "from active FLOPs". The router GEMM
 // 2·T·h·E (and Qwen2-MoE's shared-expert gate 2·T·h) is executed work but not in Megatron's count: it is in
 // LayerFlops::router, in hardware FLOPs, not in model FLOPs.
+// Mamba-2 mixer: in_proj 2·T·h·(2·d_in + 2·G·N + H), out_proj 2·T·d_in·h, and the scan (SsmShape::forward_flops) —
+// the GEMMs of the layer as they run, where Megatron-LM's hybrid count (training.py mamba_layer_flops) assumes
+// d_in = 2h whatever mamba_num_heads says and 7·T·d_in·N for the scan (its note: "should be updated based on new SSD
+// kernels"); so parsim's MFU of a hybrid model is from its real shapes, not Megatron's (README). A layer without a
+// mixer or without an FFN (hybrid models) has no terms for it.
 LayerFlops layer_forward_flops(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t s) {
   const double T = static_cast<double>(b) * static_cast<double>(s);
   const double h = static_cast<double>(m.hidden), a = m.heads, g = static_cast<double>(m.g());
   const double d = static_cast<double>(m.d());
   LayerFlops x;
-  if (k.attention == AttentionKind::MLA) {
+  if (k.attention == AttentionKind::Mamba) {
+    const double d_in = static_cast<double>(m.mamba_inner());
+    x.mamba_proj = 2 * T * h * static_cast<double>(m.mamba_in_proj()) + 2 * T * d_in * h;
+    SsmShape ss;
+    ss.tokens = b * s;
+    ss.heads = m.mamba_heads, ss.head_dim = m.mamba_head_dim, ss.state = m.mamba_state;
+    ss.groups = m.mamba_groups, ss.chunk = m.mamba_chunk;
+    x.ssm = ss.forward_flops();
+  } else if (k.attention == AttentionKind::None) {
+  } else if (k.attention == AttentionKind::MLA) {
     const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
     const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
     const double v = static_cast<double>(m.v_head_dim);
@@ -95,7 +125,7 @@ LayerFlops layer_forward_flops(const ModelSpec& m, LayerKind k, std::int64_t b, 
     x.experts = ffn_mult * T * h * static_cast<double>(m.expert_ffn_hidden) * m.experts_per_token;
     x.shared = ffn_mult * T * h * static_cast<double>(m.shared_ffn()) * m.shared_experts;
     x.router = 2 * T * h * m.experts + (m.shared_expert_gate ? 2 * T * h : 0.0);
-  } else {
+  } else if (k.ffn == FfnKind::Dense) {
     x.ffn = ffn_mult * T * h * static_cast<double>(m.ffn_hidden);
   }
   return x;
@@ -284,10 +314,11 @@ std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector
 // bytes per activation element. Per token with a hidden-sized tensor (÷t under SP, where these kernels run on the
 // token shard):
 //   norms        read h + write h each              norm_layers · 2h·e
-//   residual add read 2h + write h, twice           6h·e (parallel attention: one add of three, read 3h write h:
-//                                                    4h·e)
-//   dropout      1-byte mask per hidden dropout      2h  (only when m.dropout; O and FFN-out biases are fused into
-//                                                        Megatron's bias-dropout-add, so they add nothing)
+//   residual add read 2h + write h, per sub-block   6h·e (parallel attention: one add of three, read 3h write h:
+//                                                    4h·e; a hybrid model's single-block layer: 3h·e)
+//   dropout      1-byte mask per hidden dropout      2h, per sub-block (only when m.dropout; O and FFN-out biases
+//                                                        are fused into Megatron's bias-dropout-add, so they add
+//                                                        nothing)
 //   MLA latent norms  read + write q_r and kv_r      2·(q_r + kv_r)·e
 //   MoE router   read logits, write fp32 scores     (e + 4)·E; permute + unpermute read + write k·h each: 4·k·h·e
 // Per token on the rank's head/FFN shard (never ÷t by SP: already split by TP):
@@ -309,11 +340,25 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
   const double hidden_tokens = static_cast<double>(tokens) / (sp ? tp : 1);
   LayerWork w;
   w.gemms.reserve(k.ffn == FfnKind::MoE ? 8 + 2 * static_cast<std::size_t>(m.experts) : 7);
-  double per_hidden_token = (2.0 * m.norm_layers + (m.parallel_attention ? 4.0 : 6.0)) * hd * e +
-                            (m.dropout ? 2.0 * hd : 0.0);
+  // One residual add (read 2h, write h) and one hidden dropout per sub-block: two in a transformer layer, one in a
+  // hybrid model's single-block layer.
+  const double blocks = k.blocks();
+  double per_hidden_token = (2.0 * m.norm_layers + (m.parallel_attention ? 4.0 : 3.0 * blocks)) * hd * e +
+                            (m.dropout ? blocks * hd : 0.0);
   double per_token = 0;
 
-  if (k.attention == AttentionKind::MLA) {
+  if (k.attention == AttentionKind::Mamba) {
+    // Megatron-Core MambaMixer: in_proj (column-parallel, with the pre-norm fused: TELayerNormColumnParallelLinear) on
+    // the gathered tokens, the scan over H/t heads and G/t groups, out_proj (row-parallel). The conv1d, the scan's
+    // kernels and the gated norm are memory-bound work with their own traffic, priced from `ssm`
+    // (sim/step/costs/layer.cpp mamba_work), not in elementwise_bytes_fwd.
+    w.gemms.push_back({"in_proj", tokens, ceil_div(m.mamba_in_proj(), t), h, GemmKind::Attention});
+    w.gemms.push_back({"out_proj", tokens, h, ceil_div(m.mamba_inner(), t), GemmKind::Attention});
+    w.ssm = SsmShape{tokens, ceil_div(m.mamba_heads, t), m.mamba_head_dim, m.mamba_state,
+                     ceil_div(m.mamba_groups, t), m.mamba_chunk, ceil_div(m.mamba_conv_channels(), t),
+                     m.mamba_conv_kernel};
+  } else if (k.attention == AttentionKind::None) {
+  } else if (k.attention == AttentionKind::MLA) {
     const std::int64_t qr = m.q_lora_rank, kvr = m.kv_lora_rank, n = m.qk_nope_head_dim, r = m.qk_rope_head_dim,
                        v = m.v_head_dim;
     if (qr > 0) {
@@ -366,7 +411,7 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
         static_cast<double>(router_tokens) * (e + 4.0) * m.experts + 4.0 * w.routed_tokens_sent * hd * e +
         received * act_reads * fe_r * e;
     w.elementwise_bytes_fwd = elementwise_moe;
-  } else {
+  } else if (k.ffn == FfnKind::Dense) {
     const std::int64_t f_r = ceil_div(m.ffn_hidden, t);
     w.gemms.push_back({"ffn_in", tokens, (m.gated() ? 2 : 1) * f_r, h, GemmKind::Ffn});
     w.gemms.push_back({"ffn_out", tokens, h, f_r, GemmKind::Ffn});

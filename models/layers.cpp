@@ -9,11 +9,20 @@ std::string to_string(AttentionKind k) {
     case AttentionKind::Full: return "full";
     case AttentionKind::Sliding: return "sliding";
     case AttentionKind::MLA: return "mla";
+    case AttentionKind::Mamba: return "mamba";
+    case AttentionKind::None: return "none";
   }
   return "?";
 }
 
-std::string to_string(FfnKind k) { return k == FfnKind::MoE ? "moe" : "dense"; }
+std::string to_string(FfnKind k) {
+  switch (k) {
+    case FfnKind::Dense: return "dense";
+    case FfnKind::MoE: return "moe";
+    case FfnKind::None: return "none";
+  }
+  return "?";
+}
 
 LayerKind ModelSpec::uniform_kind() const {
   LayerKind k;
@@ -76,6 +85,19 @@ std::vector<std::pair<LayerKind, int>> ModelSpec::layer_kind_counts(int first, i
   return out;
 }
 
+HybridCounts hybrid_counts(const ModelSpec& m) {
+  HybridCounts c;
+  for (const auto& [k, n] : m.layer_kind_counts()) {
+    if (k.blocks() < 2 || k.attention == AttentionKind::Mamba) c.hybrid = true;
+    if (k.attention == AttentionKind::Mamba) c.mamba += n;
+    if (k.has_attention()) c.attention += n;
+    if (k.ffn == FfnKind::Dense) c.mlp += n;
+    if (k.ffn == FfnKind::MoE) c.moe += n;
+  }
+  if (!c.hybrid) c = HybridCounts{};
+  return c;
+}
+
 LayerKind representative_kind(const ModelSpec& m) {
   if (m.layer_kinds.empty()) return m.uniform_kind();
   LayerKind k = m.layer(0);
@@ -83,11 +105,23 @@ LayerKind representative_kind(const ModelSpec& m) {
   for (int i = 1; i < m.layers; ++i) {
     const LayerKind li = m.layer(i);
     if (li.ffn != k.ffn)
-      throw InputError("model '" + m.name + "' mixes dense and mixture-of-experts layers (layer 0 " + to_string(k.ffn) +
-                       ", layer " + std::to_string(i) + " " + to_string(li.ffn) +
+      throw InputError("model '" + m.name + "' mixes " +
+                       (li.has_ffn() && k.has_ffn() ? std::string("dense and mixture-of-experts layers")
+                                                    : std::string("layers with and without an FFN")) +
+                       " (layer 0 " + to_string(k.ffn) + ", layer " + std::to_string(i) + " " + to_string(li.ffn) +
                        "): its work, memory and parameters differ from layer to layer and need the per-layer-kind "
                        "model (layers are not all alike)");
-    if (li.attention != k.attention) mixed_attention = true;
+    if (li.attention != k.attention) {
+      // Full and Sliding layers share every shape; any other difference (latent vs Mamba vs none) is a different layer.
+      const bool softmax = li.has_attention() && k.has_attention() && li.attention != AttentionKind::MLA &&
+                           k.attention != AttentionKind::MLA;
+      if (!softmax)
+        throw InputError("model '" + m.name + "' mixes layer kinds (layer 0 " + to_string(k.attention) + " mixer, layer " +
+                         std::to_string(i) + " " + to_string(li.attention) +
+                         "): its work, memory and parameters differ from layer to layer and need the per-layer-kind "
+                         "model (layers are not all alike)");
+      mixed_attention = true;
+    }
   }
   // Full and Sliding layers share every shape; only the attention core differs. Count all of them as Full.
   if (mixed_attention) k.attention = AttentionKind::Full;

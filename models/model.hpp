@@ -16,7 +16,7 @@ namespace parsim {
 
 enum class FfnActivation { SwiGLU, GeLU, ReLU2 };  // SwiGLU = gated FFN (3 weight matrices); others 2 matrices
 enum class NormKind { RMSNorm, LayerNorm };
-enum class PositionKind { RoPE, Learned, ALiBi };
+enum class PositionKind { RoPE, Learned, ALiBi, None };  // None: no positional encoding (NoPE; Nemotron-H attention)
 
 // What one transformer layer is (issue 10: layers are no longer uniform — DeepSeek's first dense layers, Qwen-MoE's
 // sparse step and mlp_only_layers, GPT-OSS's and Gemma 2's alternating sliding-window attention).
@@ -25,12 +25,27 @@ enum class PositionKind { RoPE, Learned, ALiBi };
 //            Mistral 7B, Jiang et al. 2023 §2)
 //   MLA      DeepSeek's multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434 §2.1): low-rank
 //            compressed Q and KV, decoupled RoPE key
-enum class AttentionKind { Full, Sliding, MLA };
-enum class FfnKind { Dense, MoE };  // MoE: router + routed experts (+ shared experts)
+//   Mamba    a Mamba-2 mixer in place of attention (Dao & Gu 2024, arXiv 2405.21060 §7: in_proj, causal conv1d, the
+//            chunked state-space-dual scan, gated RMSNorm, out_proj)
+//   None     no token mixer: the layer is an MLP or MoE block alone
+// Hybrid models (Nemotron-H, Nemotron 3: Megatron-Core's hybrid_layer_pattern, one character per layer) are stacks
+// of single blocks — each layer is one pre-norm, ONE sub-block and one residual add: M = {Mamba, None},
+// * = {Full, None}, - = {None, Dense}, E = {None, MoE}. A layer has at least one of the two.
+enum class AttentionKind { Full, Sliding, MLA, Mamba, None };
+enum class FfnKind { Dense, MoE, None };  // MoE: router + routed experts (+ shared experts); None: no FFN
 struct LayerKind {
   AttentionKind attention = AttentionKind::Full;
   FfnKind ffn = FfnKind::Dense;
   bool operator==(const LayerKind&) const = default;
+  // The layer has softmax attention (full, sliding or latent): an attention core, QKV and output projections.
+  bool has_attention() const {
+    return attention == AttentionKind::Full || attention == AttentionKind::Sliding || attention == AttentionKind::MLA;
+  }
+  bool has_mixer() const { return attention != AttentionKind::None; }  // attention or a Mamba mixer
+  bool has_ffn() const { return ffn != FfnKind::None; }
+  // Sub-blocks (mixer, FFN): 2 in a transformer layer, 1 in a hybrid model's layer — one pre-norm and one residual
+  // add each.
+  int blocks() const { return (has_mixer() ? 1 : 0) + (has_ffn() ? 1 : 0); }
 };
 std::string to_string(AttentionKind k);
 std::string to_string(FfnKind k);
@@ -112,6 +127,23 @@ struct ModelSpec {
   // .mtp, mtp_forward_flops), never in the main model's totals.
   int mtp_layers = 0;
 
+  // ---- Mamba-2 mixers (hybrid models; HF NemotronHConfig / Megatron-Core MambaMixer names) ----
+  // mamba_heads == 0: the model has no Mamba layer. d_inner = heads · head_dim (NemotronH: mamba_num_heads ·
+  // mamba_head_dim; Megatron-Core: the same when mamba_num_heads is given).
+  std::int64_t mamba_heads = 0;       // H: SSM heads (each with its own scalar decay A, dt and D)
+  std::int64_t mamba_head_dim = 0;    // P: channels per head
+  std::int64_t mamba_state = 0;       // N: state size (ssm_state_size / mamba_state_dim)
+  std::int64_t mamba_groups = 0;      // G: groups sharing B and C (n_groups / mamba_num_groups)
+  std::int64_t mamba_conv_kernel = 4; // K: causal depthwise conv1d width
+  std::int64_t mamba_chunk = 128;     // Q: chunk length of the SSD scan (chunk_size)
+  bool mamba_conv_bias = true;        // conv1d bias (use_conv_bias)
+  bool mamba_proj_bias = false;       // in_proj / out_proj biases (mamba_proj_bias)
+  bool has_mamba() const { return mamba_heads > 0; }
+  std::int64_t mamba_inner() const { return mamba_heads * mamba_head_dim; }                     // d_inner
+  std::int64_t mamba_conv_channels() const { return mamba_inner() + 2 * mamba_groups * mamba_state; }  // x, B, C
+  // in_proj output width: z (d_inner), x (d_inner), B and C (G·N each), dt (H).
+  std::int64_t mamba_in_proj() const { return 2 * mamba_inner() + 2 * mamba_groups * mamba_state + mamba_heads; }
+
   // Per-layer kinds when layers differ; empty when every layer is uniform_kind(). Size `layers` otherwise.
   std::vector<LayerKind> layer_kinds;
 
@@ -138,6 +170,14 @@ struct ModelSpec {
   // The distinct kinds of layers [first, last) with how many layers have each, in order of first appearance.
   std::vector<std::pair<LayerKind, int>> layer_kind_counts(int first = 0, int last = -1) const;
 };
+
+// A hybrid model's layers by block (hybrid: some layer is a single block — Nemotron-H's hybrid_layer_pattern): Mamba-2
+// mixers, attention blocks, MLP blocks, MoE blocks. All zero and hybrid false for a transformer.
+struct HybridCounts {
+  bool hybrid = false;
+  int mamba = 0, attention = 0, mlp = 0, moe = 0;
+};
+HybridCounts hybrid_counts(const ModelSpec& m);
 
 // ---- loading (model_io.cpp) ----
 // A built-in preset name (case-insensitive, aliases allowed), a parsim model JSON file, a Hugging Face config.json
@@ -253,12 +293,23 @@ struct ExpertSplit {
   int etp = 0;
   double imbalance = 1.0;
 };
+// A Mamba-2 mixer's scan as one TP rank runs it (Megatron-Core MambaMixer splits heads and groups over TP): tokens =
+// b·s local tokens, heads = H/t, groups = G/t, conv_channels = (d_inner + 2GN)/t; 0 tokens when the layer has none.
+struct SsmShape {
+  std::int64_t tokens = 0;
+  std::int64_t heads = 0, head_dim = 0, state = 0, groups = 0, chunk = 0;
+  std::int64_t conv_channels = 0, conv_kernel = 0;
+  // The SSD algorithm's matmul FLOPs in the forward (Dao & Gu 2024 §6, flops.cpp ssd_forward_flops).
+  double forward_flops() const;
+};
 struct LayerWork {
   // Forward GEMMs of one layer on one rank, in execution order: attention projections (MLA: q_down, q_up or q_proj,
-  // kv_down, kv_up, out_proj), then either the dense FFN or the MoE block (router, shared experts, routed experts of
-  // the local experts at their token counts). GemmShape::kind tells them apart.
+  // kv_down, kv_up, out_proj; Mamba: in_proj, out_proj), then the dense FFN or the MoE block (router, shared experts,
+  // routed experts of the local experts at their token counts) when the layer has one. GemmShape::kind tells them
+  // apart (a Mamba mixer's projections are GemmKind::Attention: the layer's token-mixer half).
   std::vector<GemmShape> gemms;
-  AttentionShape attention;
+  AttentionShape attention;  // zero (batch 0) when the layer has no softmax attention
+  SsmShape ssm;              // a Mamba layer's scan; zero otherwise
   double elementwise_bytes_fwd = 0;   // HBM bytes moved by norms, activation function, residual adds, rotary, dropout,
                                       // MoE permutation
   // MoE layers: (token, expert) pairs this rank's tokens send to the dispatch (k × tokens entering the layer) and
@@ -290,8 +341,12 @@ struct LayerFlops {
   double experts = 0;  // MoE: the k routed experts each token visits
   double shared = 0;   // MoE: shared experts
   double router = 0;   // MoE: the router GEMM 2·h·E per token
+  double mamba_proj = 0;  // Mamba: in_proj 2·T·h·(2·d_in + 2GN + H) + out_proj 2·T·d_in·h
+  double ssm = 0;         // Mamba: the SSD scan's matmuls (flops.cpp layer_forward_flops)
   // Everything executed.
-  double total() const { return qkv + scores + attn_v + out_proj + ffn + experts + shared + router; }
+  double total() const {
+    return qkv + scores + attn_v + out_proj + ffn + experts + shared + router + mamba_proj + ssm;
+  }
   // Megatron-Core's model FLOPs: the router GEMM is not counted (num_floating_point_operations).
   double model() const { return total() - router; }
 };

@@ -17,7 +17,8 @@
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
 //   olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe, gpt_oss, the MLA + MoE
-//   families deepseek_v2 and deepseek_v3, and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
+//   families deepseek_v2 and deepseek_v3, the hybrid Mamba-2 family nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 /
+//   attention / MLP / MoE single-block layers), and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
 //   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
 //   (token ids, dtype, eps, RoPE base/scaling, soft-capping and routing-score knobs, quantisation of the stored
 //   weights, bookkeeping), which are accepted and ignored (kHfHarmless below); everything else — an MoE key in a
@@ -171,6 +172,56 @@ void place_layers(ModelSpec& m, const std::vector<bool>& moe, const std::vector<
   set_layer_kinds(m, std::move(kinds));
 }
 
+// A hybrid model's layers (Megatron-Core hybrid_layer_pattern, HF NemotronH hybrid_override_pattern; one character
+// per layer): M a Mamba-2 mixer, * an attention block, - an MLP block, E an MoE block, each a whole layer with one
+// pre-norm and one residual add (megatron/core/models/hybrid: Symbols MAMBA 'M', ATTENTION '*', MLP '-', MOE 'E').
+std::vector<LayerKind> hybrid_pattern_kinds(const std::string& pattern, const std::string& ctx, const char* key) {
+  std::vector<LayerKind> out;
+  out.reserve(pattern.size());
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    switch (pattern[i]) {
+      case 'M': out.push_back({AttentionKind::Mamba, FfnKind::None}); break;
+      case '*': out.push_back({AttentionKind::Full, FfnKind::None}); break;
+      case '-': out.push_back({AttentionKind::None, FfnKind::Dense}); break;
+      case 'E': out.push_back({AttentionKind::None, FfnKind::MoE}); break;
+      default:
+        throw InputError(ctx + ": key '" + key + "' has '" + utf8_sanitize(pattern.substr(i, 1)) + "' at position " +
+                         std::to_string(i) + " (valid: M Mamba, * attention, - MLP, E mixture of experts)");
+    }
+  }
+  return out;
+}
+
+// A hybrid model: every layer a single block, one norm each (Megatron-Core MambaLayer / TransformerLayer with only
+// a mixer or only an MLP; transformers NemotronHBlock: norm, mixer, residual).
+void set_hybrid_layers(ModelSpec& m, std::vector<LayerKind> kinds, const std::string& ctx) {
+  if (kinds.empty()) throw InputError(ctx + ": the layer pattern is empty (one character per layer)");
+  require_layer_count(static_cast<int>(std::min<std::size_t>(kinds.size(), INT_MAX)), ctx);
+  m.layers = static_cast<int>(kinds.size());
+  m.norm_layers = 1;
+  m.layer_kinds = std::move(kinds);
+}
+
+// The Mamba-2 keys of parsim's schema (mamba_heads, mamba_head_dim, mamba_state, mamba_groups, mamba_conv_kernel,
+// mamba_chunk, mamba_conv_bias, mamba_proj_bias); errors without Mamba layers.
+void parse_parsim_mamba(StrictObject& o, ModelSpec& m, bool mamba_layers, const std::string& ctx) {
+  static const char* kKeys[] = {"mamba_heads", "mamba_head_dim", "mamba_state", "mamba_groups", "mamba_conv_kernel",
+                                "mamba_chunk", "mamba_conv_bias", "mamba_proj_bias"};
+  if (!mamba_layers) {
+    for (const char* k : kKeys)
+      if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs Mamba layers ('M' in layer_pattern)");
+    return;
+  }
+  m.mamba_heads = o.req_int("mamba_heads");
+  m.mamba_head_dim = o.req_int("mamba_head_dim");
+  m.mamba_state = o.req_int("mamba_state");
+  m.mamba_groups = o.opt_int("mamba_groups", 1);
+  m.mamba_conv_kernel = o.opt_int("mamba_conv_kernel", 4);
+  m.mamba_chunk = o.opt_int("mamba_chunk", 128);
+  m.mamba_conv_bias = o.opt_bool("mamba_conv_bias", true);
+  m.mamba_proj_bias = o.opt_bool("mamba_proj_bias", false);
+}
+
 // ---- parsim's own schema ----
 // Issue-10 keys: attention variants, MoE, layer placement (docs/cli.md "Model JSON schema").
 void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m, const std::string& ctx) {
@@ -232,6 +283,25 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
       if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs 'experts' (the routed experts per MoE layer)");
   }
   m.mtp_layers = narrow_int(o.opt_int("mtp_layers", 0), ctx, "mtp_layers");
+  // A hybrid model: layer_pattern gives every layer's block (hybrid_pattern_kinds); the placement keys below do not
+  // apply to it.
+  if (o.has("layer_pattern")) {
+    const std::string pattern = o.req_str("layer_pattern");
+    for (const char* k : {"first_dense_layers", "dense_layers", "sliding_window", "sliding_layers"})
+      if (o.has(k)) throw InputError(ctx + ": key '" + k + "' does not combine with 'layer_pattern' (the pattern places "
+                                           "every layer)");
+    if (m.mla) throw InputError(ctx + ": attention \"mla\" is not modelled in a layer_pattern (hybrid) model");
+    std::vector<LayerKind> kinds = hybrid_pattern_kinds(pattern, ctx, "layer_pattern");
+    if (static_cast<std::int64_t>(kinds.size()) != m.layers)
+      throw InputError(ctx + ": layer_pattern has " + std::to_string(kinds.size()) + " layers but 'layers' is " +
+                       std::to_string(m.layers) + " (one character per layer)");
+    bool mamba = false;
+    for (const LayerKind& k : kinds) mamba = mamba || k.attention == AttentionKind::Mamba;
+    parse_parsim_mamba(o, m, mamba, ctx);
+    set_hybrid_layers(m, std::move(kinds), ctx);
+    return;
+  }
+  parse_parsim_mamba(o, m, false, ctx);
   if (m.layers < 1) return;  // validate_model reports it
   require_layer_count(m.layers, ctx);
   std::vector<bool> moe(static_cast<std::size_t>(m.layers), m.experts > 0);
@@ -306,7 +376,8 @@ ModelSpec parse_parsim(const nlohmann::json& j, const std::string& ctx) {
   if (pos == "rope") m.position = PositionKind::RoPE;
   else if (pos == "learned") m.position = PositionKind::Learned;
   else if (pos == "alibi") m.position = PositionKind::ALiBi;
-  else throw InputError(ctx + ": position '" + pos + "' is not valid (choose rope, learned or alibi)");
+  else if (pos == "none") m.position = PositionKind::None;
+  else throw InputError(ctx + ": position '" + pos + "' is not valid (choose rope, learned, alibi or none)");
   m.dropout = o.opt_bool("dropout", false);
   parse_parsim_issue10(j, o, m, ctx);
   o.finish();
@@ -348,7 +419,7 @@ const std::set<std::string> kHfHarmless = {
 
 enum class HfFamily {
   Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Phi3, Olmo2, Olmoe, DeepseekV2,
-  DeepseekV3, GptOss, Gpt2, Falcon, GptNeox
+  DeepseekV3, GptOss, Gpt2, Falcon, GptNeox, NemotronH
 };
 
 struct HfKind {
@@ -376,6 +447,7 @@ const HfKind kHfKinds[] = {
     {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},                  // GPT2Config
     {"falcon", "FalconForCausalLM", HfFamily::Falcon, 2048},            // FalconConfig
     {"gpt_neox", "GPTNeoXForCausalLM", HfFamily::GptNeox, 2048},        // GPTNeoXConfig
+    {"nemotron_h", "NemotronHForCausalLM", HfFamily::NemotronH, 4096},  // NemotronHConfig
 };
 
 std::string hf_supported() {
@@ -743,6 +815,117 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   place_layers(m, moe, sliding);
 }
 
+// Nemotron-H / Nemotron 3 (transformers NemotronHConfig / modeling_nemotron_h.py; Megatron-Bridge nemotron_h_bridge.py
+// maps it onto Megatron-Core's MambaModel): a hybrid stack whose layers are single blocks — hybrid_override_pattern
+// (or, in current transformers, layers_block_type / layer_types: "mamba" or "linear_attention", "attention" or
+// "full_attention", "mlp", "moe") — Mamba-2 mixers of mamba_num_heads × mamba_head_dim channels (the config's
+// `expand` does not set the width), grouped-query attention without positional encoding (NoPE: NemotronHAttention
+// applies no rotary embedding), squared-ReLU MLPs (mlp_hidden_act relu2, not gated) of intermediate_size and, in MoE
+// blocks, n_routed_experts routed experts of moe_intermediate_size with n_shared_experts shared experts of
+// moe_shared_expert_intermediate_size (NemotronHMOE); RMSNorm, one per block; untied output head. Not modelled, and
+// refused: latent MoE (moe_latent_size), multi-token prediction (num_nextn_predict_layers > 0), fp32 residuals.
+void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
+  std::vector<LayerKind> kinds;
+  if (o.has("hybrid_override_pattern")) {
+    kinds = hybrid_pattern_kinds(o.req_str("hybrid_override_pattern"), ctx, "hybrid_override_pattern");
+  } else {
+    const char* key = o.has("layers_block_type") ? "layers_block_type" : "layer_types";
+    if (!o.has(key)) throw InputError(ctx + ": a nemotron_h config needs 'hybrid_override_pattern' (or "
+                                            "'layers_block_type') to place its layers");
+    o.ignore(key);
+    const auto& v = j.at(key);
+    if (!v.is_array()) throw InputError(ctx + ": key '" + key + "' must list one block type per layer, got " + describe_json(v));
+    std::string pattern;
+    for (const auto& e : v) {
+      const std::string t = e.is_string() ? e.get<std::string>() : describe_json(e);
+      if (t == "mamba" || t == "linear_attention") pattern += 'M';
+      else if (t == "attention" || t == "full_attention") pattern += '*';
+      else if (t == "mlp") pattern += '-';
+      else if (t == "moe") pattern += 'E';
+      else throw InputError(ctx + ": block type '" + t + "' in '" + key + "' is not valid (mamba/linear_attention, "
+                                  "attention/full_attention, mlp or moe)");
+    }
+    kinds = hybrid_pattern_kinds(pattern, ctx, key);
+  }
+  for (const char* k : {"layers_block_type", "layer_types"}) o.ignore(k);
+  if (o.has("num_hidden_layers") && o.req_int("num_hidden_layers") != static_cast<std::int64_t>(kinds.size()))
+    throw InputError(ctx + ": num_hidden_layers " + std::to_string(o.req_int("num_hidden_layers")) +
+                     " disagrees with the " + std::to_string(kinds.size()) + " layers of the block pattern");
+  m.hidden = o.req_int("hidden_size");
+  m.vocab = o.req_int("vocab_size");
+  m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
+  m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");
+  if (o.has("head_dim")) m.head_dim = o.req_int("head_dim");
+  o.ignore("head_dim");
+  m.ffn_hidden = o.req_int("intermediate_size");
+  m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
+  m.activation = hf_plain_activation(o.opt_str("mlp_hidden_act", "relu2"), ctx, "mlp_hidden_act");
+  m.tied_embeddings = o.opt_bool("tie_word_embeddings", false);
+  const bool attention_bias = o.opt_bool("attention_bias", false);
+  m.qkv_bias = attention_bias;
+  m.out_bias = attention_bias;
+  m.ffn_bias = o.opt_bool("mlp_bias", false);
+  if (o.opt_bool("use_bias", false))
+    throw InputError(ctx + ": use_bias true is not modelled for nemotron_h (biases are read per module: "
+                           "attention_bias, mlp_bias, mamba_proj_bias, use_conv_bias)");
+  if (o.opt_bool("residual_in_fp32", false))
+    throw InputError(ctx + ": residual_in_fp32 true (an fp32 residual stream) is not modelled");
+  m.dropout = o.opt_num("hidden_dropout", 0.0) > 0 || o.opt_num("attention_dropout", 0.0) > 0;
+  m.norm = NormKind::RMSNorm;
+  m.position = PositionKind::None;
+  // Mamba-2 mixer (NemotronHMamba2Mixer); the legacy names of NemotronHConfig.__post_init__ are read too.
+  bool mamba = false;
+  for (const LayerKind& k : kinds) mamba = mamba || k.attention == AttentionKind::Mamba;
+  if (mamba) {
+    m.mamba_heads = o.req_int("mamba_num_heads");
+    m.mamba_head_dim = o.req_int("mamba_head_dim");
+    m.mamba_state = o.opt_int("ssm_state_size", 128);
+    m.mamba_groups = o.has("mamba_n_groups") ? o.req_int("mamba_n_groups") : o.opt_int("n_groups", 8);
+    m.mamba_conv_kernel = o.has("mamba_d_conv") ? o.req_int("mamba_d_conv") : o.opt_int("conv_kernel", 4);
+    m.mamba_chunk = o.has("mamba_chunk_size") ? o.req_int("mamba_chunk_size") : o.opt_int("chunk_size", 128);
+    m.mamba_conv_bias = o.has("mamba_conv_bias") ? o.req_bool("mamba_conv_bias") : o.opt_bool("use_conv_bias", true);
+    m.mamba_proj_bias = o.opt_bool("mamba_proj_bias", false);
+    const std::string act = to_lower(o.opt_str("mamba_hidden_act", "silu"));
+    if (act != "silu" && act != "swish")
+      throw InputError(ctx + ": mamba_hidden_act '" + act + "' is not modelled (silu)");
+  }
+  // Keys of the Mamba mixer that set no shape (the dt initialisation and limits, the inference cache dtype, the
+  // kernel switch) and `expand`, which NemotronH does not use for the width.
+  for (const char* k : {"mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups", "mamba_n_groups",
+                        "conv_kernel", "mamba_d_conv", "chunk_size", "mamba_chunk_size", "use_conv_bias",
+                        "mamba_conv_bias", "mamba_proj_bias", "mamba_hidden_act", "expand", "mamba_expand",
+                        "time_step_min", "time_step_max", "time_step_limit", "time_step_floor", "mamba_dt_min",
+                        "mamba_dt_max", "mamba_dt_limit", "mamba_dt_init_floor", "mamba_ssm_cache_dtype",
+                        "use_mamba_kernels", "num_logits_to_keep", "rescale_prenorm_residual", "norm_eps",
+                        "partial_rotary_factor", "moe_shared_expert_overlap"})
+    o.ignore(k);
+  // MoE blocks (NemotronHMOE: NemotronHTopkRouter over n_routed_experts, experts and shared experts as NemotronHMLP).
+  bool moe = false;
+  for (const LayerKind& k : kinds) moe = moe || k.ffn == FfnKind::MoE;
+  if (moe) {
+    m.experts = narrow_int(o.req_int("n_routed_experts"), ctx, "n_routed_experts");
+    m.experts_per_token = narrow_int(o.req_int("num_experts_per_tok"), ctx, "num_experts_per_tok");
+    m.expert_ffn_hidden = o.req_int("moe_intermediate_size");
+    m.shared_experts = narrow_int(o.opt_int("n_shared_experts", 1), ctx, "n_shared_experts");
+    m.shared_expert_ffn_hidden = o.opt_int("moe_shared_expert_intermediate_size", m.expert_ffn_hidden);
+    m.expert_groups = narrow_int(o.opt_int("n_group", 0), ctx, "n_group");
+    m.expert_groups_per_token = narrow_int(o.opt_int("topk_group", 0), ctx, "topk_group");
+    if (m.expert_groups <= 1) m.expert_groups = m.expert_groups_per_token = 0;  // one group: no limit
+    if (m.shared_experts == 0) m.shared_expert_ffn_hidden = 0;
+  }
+  for (const char* k : {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                        "moe_shared_expert_intermediate_size", "n_group", "topk_group"})
+    o.ignore(k);
+  if (o.has("moe_latent_size") && !j.at("moe_latent_size").is_null())
+    throw InputError(ctx + ": moe_latent_size (latent MoE: experts on a projected latent) is not modelled");
+  o.ignore("moe_latent_size");
+  if (o.opt_int("num_nextn_predict_layers", 0) > 0)
+    throw InputError(ctx + ": num_nextn_predict_layers > 0 (multi-token prediction blocks of a hybrid model) is not "
+                           "modelled");
+  for (const char* k : {"mtp_layers_block_type", "mtp_hybrid_override_pattern"}) o.ignore(k);
+  set_hybrid_layers(m, std::move(kinds), ctx);
+}
+
 ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::string& ctx) {
   StrictObject o(j, ctx);
   const HfKind& kind = hf_kind(j, o);
@@ -752,6 +935,7 @@ ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::
     case HfFamily::Gpt2: read_gpt2(j, o, kind, m, ctx); break;
     case HfFamily::Falcon: read_falcon(j, o, kind, m, ctx); break;
     case HfFamily::GptNeox: read_gpt_neox(j, o, kind, m, ctx); break;
+    case HfFamily::NemotronH: read_nemotron_h(j, o, kind, m, ctx); break;
     default: read_llama_like(j, o, kind, m, ctx); break;
   }
   o.finish(kHfHarmless);
@@ -863,6 +1047,19 @@ void validate_model(const ModelSpec& m) {
     throw InputError(who + ": experts_per_token, expert_ffn_hidden and shared_experts need experts > 0");
   }
   if (m.mtp_layers < 0) positive(m.mtp_layers, "mtp_layers");
+  // Mamba-2 mixers: every size positive; the groups share B and C among whole heads (Mamba2 asserts
+  // nheads % ngroups == 0).
+  if (m.mamba_heads < 0) positive(m.mamba_heads, "mamba_heads");
+  if (m.has_mamba()) {
+    positive(m.mamba_head_dim, "mamba_head_dim");
+    positive(m.mamba_state, "mamba_state");
+    positive(m.mamba_groups, "mamba_groups");
+    positive(m.mamba_conv_kernel, "mamba_conv_kernel");
+    positive(m.mamba_chunk, "mamba_chunk");
+    if (m.mamba_heads % m.mamba_groups != 0)
+      throw InputError(who + ": mamba_groups " + std::to_string(m.mamba_groups) + " does not divide mamba_heads " +
+                       std::to_string(m.mamba_heads) + " (each group's B and C serve whole heads)");
+  }
   // Per-layer kinds agree with the model's fields.
   if (!m.layer_kinds.empty()) {
     if (m.layer_kinds.size() != static_cast<std::size_t>(m.layers))
@@ -872,9 +1069,13 @@ void validate_model(const ModelSpec& m) {
       const LayerKind k = m.layer_kinds[i];
       if (k.ffn == FfnKind::MoE && m.experts == 0)
         throw InputError(who + ": layer " + std::to_string(i) + " is a mixture-of-experts layer but the model has no experts");
+      if (k.attention == AttentionKind::Mamba && !m.has_mamba())
+        throw InputError(who + ": layer " + std::to_string(i) + " is a Mamba layer but the model gives no mamba_heads");
+      if (k.blocks() == 0)
+        throw InputError(who + ": layer " + std::to_string(i) + " has neither a token mixer nor an FFN");
       if (k.attention == AttentionKind::Sliding && m.sliding_window <= 0)
         throw InputError(who + ": layer " + std::to_string(i) + " uses sliding-window attention but sliding_window is 0");
-      if ((k.attention == AttentionKind::MLA) != m.mla)
+      if (k.has_attention() && (k.attention == AttentionKind::MLA) != m.mla)
         throw InputError(who + ": layer " + std::to_string(i) + " attention '" + to_string(k.attention) +
                          "' disagrees with the model's attention (" + (m.mla ? "mla" : "gqa") + ")");
     }
@@ -885,7 +1086,14 @@ void validate_model(const ModelSpec& m) {
   // (In doubles: int64 sums such as vocab + seq_len can overflow on hostile files.)
   const double experts = (static_cast<double>(m.experts) + static_cast<double>(m.shared_experts)) * 3 * h *
                          static_cast<double>(std::max(m.expert_ffn_hidden, m.shared_expert_ffn_hidden));
-  const double approx = m.layers * (qkvo + 3 * h * f + experts) +
+  // Mamba: in_proj h·(2·H·P + 2·G·N + H), out_proj H·P·h, conv1d (H·P + 2·G·N)·K — in doubles (hostile sizes).
+  const double mh = static_cast<double>(m.mamba_heads), mp = static_cast<double>(m.mamba_head_dim);
+  const double gn = static_cast<double>(m.mamba_groups) * static_cast<double>(m.mamba_state);
+  const double mamba = m.has_mamba() ? h * (2 * mh * mp + 2 * gn + mh) + mh * mp * h +
+                                           (mh * mp + 2 * gn) * static_cast<double>(m.mamba_conv_kernel) +
+                                           static_cast<double>(m.mamba_chunk)
+                                     : 0.0;
+  const double approx = m.layers * (qkvo + 3 * h * f + experts + mamba) +
                         2 * (static_cast<double>(m.vocab) + static_cast<double>(m.seq_len)) * h;
   if (approx > 1e15)
     throw InputError(who + ": about " + fmt_num(approx, 3) + " parameters, beyond what parsim models (at most 1e15)");

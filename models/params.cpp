@@ -34,6 +34,17 @@ std::int64_t qk_norm_params(const ModelSpec& m) {
   return 0;
 }
 
+// Mamba-2 mixer (transformers NemotronHMamba2Mixer and Megatron-Core megatron/core/ssm/mamba_mixer.py MambaMixer hold
+// the same tensors): in_proj h·W with W = 2·d_in + 2·G·N + H (z, x, B, C, dt), the depthwise causal conv1d over the
+// C = d_in + 2·G·N channels of x, B and C (C·K weights + C biases with use_conv_bias), dt_bias, A_log and D (H each),
+// the gated RMSNorm's weight (d_in), out_proj d_in·h; mamba_proj_bias adds W + h biases. Nemotron-3-Nano (h 2688,
+// H 64, P 64, N 128, G 8, K 4): 27,697,152 + 24,576 + 6,144 + 192 + 4,096 + 11,010,048 = 38,742,208.
+std::int64_t mamba_params(const ModelSpec& m) {
+  const std::int64_t h = m.hidden, w = m.mamba_in_proj(), c = m.mamba_conv_channels(), d_in = m.mamba_inner();
+  return h * w + c * m.mamba_conv_kernel + (m.mamba_conv_bias ? c : 0) + 3 * m.mamba_heads + d_in + d_in * h +
+         (m.mamba_proj_bias ? w + h : 0);
+}
+
 }  // namespace
 
 // Megatron-LM megatron/training/vocab_utils.py: the vocabulary is padded up to a multiple of
@@ -59,7 +70,11 @@ std::int64_t padded_vocab(std::int64_t vocab, int tp, int divisible_by) {
 LayerParams layer_params(const ModelSpec& m, LayerKind k) {
   const std::int64_t h = m.hidden, a = m.heads, g = m.g(), d = m.d();
   LayerParams p;
-  if (k.attention == AttentionKind::MLA) {
+  if (k.attention == AttentionKind::Mamba) {
+    p.attention = mamba_params(m);
+  } else if (k.attention == AttentionKind::None) {
+    p.attention = 0;
+  } else if (k.attention == AttentionKind::MLA) {
     const std::int64_t qr = m.q_lora_rank, kvr = m.kv_lora_rank, n = m.qk_nope_head_dim, r = m.qk_rope_head_dim,
                        v = m.v_head_dim;
     p.attention = (qr > 0 ? h * qr + qr + qr * a * (n + r) : h * a * (n + r)) + h * (kvr + r) + kvr +
@@ -75,10 +90,10 @@ LayerParams layer_params(const ModelSpec& m, LayerKind k) {
     p.ffn = m.experts * p.expert;
     p.shared = m.shared_experts * ffn_params(m, m.shared_ffn(), m.has_ffn_bias()) + (m.shared_expert_gate ? h : 0);
     p.router = m.experts * h + (m.router_bias ? m.experts : 0);
-  } else {
+  } else if (k.ffn == FfnKind::Dense) {
     p.ffn = ffn_params(m, m.ffn_hidden, m.has_ffn_bias());
   }
-  // Norms: RMSNorm h, LayerNorm 2h; two per layer (Gemma 2: four; Falcon-7B: one).
+  // Norms: RMSNorm h, LayerNorm 2h; two per layer (Gemma 2: four; Falcon-7B and a hybrid model's single blocks: one).
   p.norms = m.norm_layers * norm_params(m);
   return p;
 }
@@ -137,7 +152,14 @@ RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep
   const double a_r = m.heads / t, kv_r = std::max(static_cast<double>(m.g()) / t, 1.0);
   RankParams out;
   double& p = out.dense;
-  if (k.attention == AttentionKind::MLA) {
+  if (k.attention == AttentionKind::Mamba) {
+    // MambaMixer (megatron/core/ssm/mamba_mixer.py): in_proj column-parallel and out_proj row-parallel over the heads
+    // and groups, conv1d, dt_bias, A_log, D and the gated norm split with them (nheads / ngroups per rank); an
+    // out_proj bias is replicated.
+    p += static_cast<double>(mamba_params(m) - (m.mamba_proj_bias ? m.hidden : 0)) / t +
+         (m.mamba_proj_bias ? h : 0.0);
+  } else if (k.attention == AttentionKind::None) {
+  } else if (k.attention == AttentionKind::MLA) {
     const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
     const double n = static_cast<double>(m.qk_nope_head_dim), r = static_cast<double>(m.qk_rope_head_dim);
     const double v = static_cast<double>(m.v_head_dim);
@@ -165,7 +187,7 @@ RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep
          (m.shared_expert_gate ? h : 0.0);
     out.expert = static_cast<double>(m.experts) / ep *
                  split_ffn(static_cast<double>(m.expert_ffn_hidden), e_t, m.expert_bias || m.has_ffn_bias());
-  } else {
+  } else if (k.ffn == FfnKind::Dense) {
     p += split_ffn(static_cast<double>(m.ffn_hidden), t, m.has_ffn_bias());
   }
   p += static_cast<double>(m.norm_layers * norm_params(m));

@@ -5,4 +5,5 @@ parsim_test(test_models LABELS unit contract LIBS parsim_models
           ${CMAKE_CURRENT_LIST_DIR}/test_flops.cpp
           ${CMAKE_CURRENT_LIST_DIR}/test_activations.cpp
           ${CMAKE_CURRENT_LIST_DIR}/test_families.cpp
-          ${CMAKE_CURRENT_LIST_DIR}/test_moe.cpp)
+          ${CMAKE_CURRENT_LIST_DIR}/test_moe.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/test_hybrid.cpp)
