@@ -113,6 +113,37 @@ std::optional<std::string> recompute_modules_error(const ModelSpec& m, const Tra
 
 }  // namespace
 
+// Hybrid models (layers that are single blocks; Mamba-2 mixers): what parsim prices is Megatron-Core's MambaModel
+// with Transformer Engine (megatron/core/models/mamba, megatron/core/ssm/mamba_mixer.py). MambaMixer splits its heads
+// and groups over TP ("nheads % tp == 0", "ngroups % tp == 0" in its __init__); context parallelism of the Mamba
+// mixers (an all-to-all over heads in newer Megatron-Core) and the combined 1F1B schedule of --moe-a2a-overlap are not
+// modelled for them, nor the legacy / local / PyTorch stacks' layers.
+std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
+  const HybridCounts hc = hybrid_counts(m);
+  if (!hc.hybrid) return std::nullopt;
+  const bool mamba = hc.mamba > 0;
+  if (t.stack != Stack::Megatron || t.local_layers)
+    return model_name(m) + " is a hybrid model (single-block layers" + std::string(mamba ? ", Mamba-2 mixers" : "") +
+           "), modelled as Megatron-Core's MambaModel with Transformer Engine: use --stack megatron without "
+           "--transformer-impl local (got --stack " + to_string(t.stack) + (t.local_layers ? ", local layers)" : ")");
+  if (t.moe_a2a_overlap)
+    return "--moe-a2a-overlap is not modelled for a hybrid model such as " + model_name(m) + " (drop the flag)";
+  if (mamba) {
+    if (m.mamba_heads % p.tp != 0 || m.mamba_groups % p.tp != 0) {
+      std::vector<int> valid;
+      for (int tp : valid_tps(m))
+        if (m.mamba_heads % tp == 0 && m.mamba_groups % tp == 0) valid.push_back(tp);
+      return "tp" + S(p.tp) + " does not divide the " + S(m.mamba_heads) + " Mamba heads and " + S(m.mamba_groups) +
+             " groups of " + model_name(m) + " (Megatron-Core's MambaMixer splits both over TP; valid tp: " +
+             join_ints(valid) + ")";
+    }
+    if (p.cp > 1)
+      return "cp" + S(p.cp) + ": context parallelism of Mamba-2 mixers is not modelled (" + model_name(m) +
+             " has Mamba layers; use cp1)";
+  }
+  return std::nullopt;
+}
+
 // --recompute op is torchtitan's per-op policy for its dense blocks (parallelize_llama.py): the PyTorch stack,
 // standard attention through scaled_dot_product_attention's fused kernels (its output is one of the saved ops), no
 // expert layers (torchtitan's MoE models save grouped matmuls as well, a policy parsim does not price) and no MLA.
@@ -192,6 +223,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
     return "tp" + S(p.tp) + " does not divide the FFN hidden size " + S(m.ffn_hidden) + " of " + model_name(m) +
            " (tensor parallelism splits it evenly; valid tp: " + join_ints(valid) + ")";
   }
+  if (auto e = hybrid_error(p, m, t)) return e;
   if (m.is_moe() && m.expert_ffn_hidden > 0 && m.expert_ffn_hidden % p.expert_tp() != 0)
     return "etp" + S(p.expert_tp()) + " does not divide the expert FFN hidden size " + S(m.expert_ffn_hidden) +
            " of " + model_name(m) + " (expert tensor parallelism splits each expert's FFN evenly)";

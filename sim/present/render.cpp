@@ -125,6 +125,9 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
     for (const auto& [kind, n] : sc.model.layer_kind_counts()) moe_layers += kind.ffn == FfnKind::MoE ? n : 0;
     j["model"]["moe_layers"] = moe_layers;
   }
+  // A hybrid model's single-block layers by kind (models/model.hpp LayerKind: Mamba-2 mixer, attention, MLP, MoE).
+  if (const HybridCounts hc = hybrid_counts(sc.model); hc.hybrid)
+    j["model"]["hybrid_layers"] = {{"mamba", hc.mamba}, {"attention", hc.attention}, {"mlp", hc.mlp}, {"moe", hc.moe}};
   // Multi-token-prediction modules are counted apart from params (DeepSeek-V3: 671 B + 14 B MTP) and not simulated.
   if (sc.model.mtp_layers > 0) j["model"]["mtp_params"] = pc.mtp;
   const Plan& p = sc.plan;
@@ -198,6 +201,9 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
                           : "  unfused attention")
     << (t.cross_entropy_fusion ? "  fused cross-entropy" : "") << (t.reentrant_checkpoint ? "  reentrant checkpoint" : "")
     << (t.compile && t.stack == Stack::PyTorch ? "  torch.compile" : "") << "\n";
+  if (const HybridCounts hc = hybrid_counts(sc.model); hc.hybrid)
+    o << "  hybrid: " << sc.model.layers << " single-block layers = " << hc.mamba << " Mamba-2 + " << hc.attention
+      << " attention + " << hc.mlp << " MLP + " << hc.moe << " MoE\n";
   if (sc.model.is_moe())
     o << "  MoE: " << sc.model.experts << " experts, top-" << sc.model.experts_per_token << ", ep" << p.ep << " etp"
       << p.expert_tp() << " edp" << p.expert_dp() << " (" << sc.model.experts / p.ep << " experts per GPU), "

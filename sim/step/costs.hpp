@@ -261,10 +261,20 @@ void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlap
                  TpPass pass = TpPass::Forward);
 // One activation tensor of a micro-batch on one rank: b·(s/cp)·h elements (domain-notes §6).
 double activation_bytes(const Scenario& sc);
-// One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention):
-// compute, TP/CP/EP communication, recompute. Without a kind: the model's representative kind (uniform models).
+// One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention, or a hybrid
+// model's single block — a Mamba-2 mixer, attention, MLP or MoE alone): compute, TP/CP/EP communication, recompute.
+// Without a kind: the model's representative kind (uniform models).
 PassCosts layer_costs(const CostContext& c, LayerKind kind);
 PassCosts layer_costs(const CostContext& c);
+// A Mamba-2 mixer's memory-bound kernels (conv1d, the chunked scan, the grouped gated RMSNorm) on one rank for one
+// micro-batch, as Megatron-Core's memory-efficient path runs them (costs/layer.cpp mamba_work documents the count):
+// HBM bytes and launches each direction, and the scan's matmul FLOPs. All zero for a layer without a Mamba mixer.
+struct MambaWork {
+  double fwd_bytes = 0, bwd_bytes = 0;
+  double fwd_flops = 0, bwd_flops = 0;
+  int fwd_kernels = 0, bwd_kernels = 0;
+};
+MambaWork mamba_work(const Scenario& sc, const LayerWork& lw);
 // The expert split an MoE layer runs with: ep and etp of the plan, the busiest rank's load over the mean
 // (--moe-imbalance; 1 with a single EP rank, capped by --moe-capacity-factor when tokens are dropped).
 ExpertSplit expert_split(const Scenario& sc);

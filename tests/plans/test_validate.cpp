@@ -221,3 +221,22 @@ TEST_CASE("--recompute-modules: Megatron-Core's module names and its own validat
   CHECK(!has_warning(plan_warnings(parse_plan("tp1pp1dp8ep8"), test::mixtral_8x7b(), test::node_of(8), t),
                      "layernorm has no effect"));
 }
+
+TEST_CASE("hybrid models: Megatron-Core's MambaModel only; tp splits Mamba heads and groups; no cp with Mamba") {
+  const auto h100 = test::node_of(8);
+  const ModelSpec m = resolve_model(std::string(PARSIM_TEST_DATA) + "/models/nemotron-3-nano-30b-a3b.config.json");
+  TrainingConfig t = test::train(8192, 512);
+  t.stack = Stack::Megatron;
+  // 64 Mamba heads in 8 groups: tp8 splits both (8 heads, 1 group per rank).
+  CHECK(err("tp8pp1dp1ep8etp1", m, h100, t) == "<no error>");
+  // tp16 would leave half a group per rank (MambaMixer asserts ngroups % tp == 0): valid 1, 2, 4, 8.
+  CHECK(err("tp16pp1dp1ep8etp1", m, test::node_of(16), t) ==
+        Contains("tp16 does not divide the 64 Mamba heads and 8 groups"));
+  CHECK(err("tp1pp1cp2dp4ep8etp1", m, h100, t) == Contains("context parallelism of Mamba-2 mixers is not modelled"));
+  TrainingConfig py = t;
+  py.stack = Stack::PyTorch;
+  CHECK(err("tp1pp1dp8ep8etp1", m, h100, py) == Contains("modelled as Megatron-Core's MambaModel"));
+  TrainingConfig a2a = t;
+  a2a.moe_a2a_overlap = true;
+  CHECK(err("tp1pp1dp8ep8etp1", m, h100, a2a) == Contains("--moe-a2a-overlap is not modelled for a hybrid model"));
+}

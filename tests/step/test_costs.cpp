@@ -517,3 +517,70 @@ TEST_CASE("--attention cudnn: the PyTorch stack's attention on cuDNN's fused ker
   CHECK(kc.layer.fwd.compute_s - kf.layer.fwd.compute_s == doctest::Approx(df).epsilon(1e-9));
   CHECK(kc.layer.bwd.compute_s - kf.layer.bwd.compute_s == doctest::Approx(db).epsilon(1e-9));
 }
+
+TEST_CASE("a Mamba-2 mixer's memory-bound kernels (mamba_work) and a hybrid model's single-block layers") {
+  // Nemotron-3-Nano on one H100, mbs 1, seq 8192, bf16 (tp 1: H 64, P 64, N 128, G 8, Q 128, conv channels
+  // C = 4096 + 2048 = 6144, in_proj width W = 10,304, L = 8192; e = 2 B). mamba_work's per-token counts (layer.cpp):
+  //   forward  conv 4C = 24,576; cumsum 10H = 640; chunk states 2HP + 2GN + 8H + 4HPN/Q = 27,136; state passing
+  //            6HPN/Q + 4H/Q + 4HPN/L = 24,576 + 2 + 256 = 24,834; C·Bᵀ 4GN + 4GQ = 8,192; chunk scan
+  //            4GQ + 8HP + 8H + 2GN + 2HPN/Q = 47,616; norm 4HP + 4G = 16,416 → 149,410 B in 11 launches (no
+  //            rearrange copies at b = 1);
+  //   backward 50HP + 74GN + 32GQ + 34HPN/Q + 158H + 4G + 20H/Q + 8HQ/64 + 4HPN/L = 204,800 + 75,776 + 32,768 +
+  //            139,264 + 10,112 + 32 + 10 + 1,024 + 256 = 464,042 B in 53 launches.
+  // The scan's matmuls: forward 4HPN + 2GQN + HP(Q + 64) = 2,097,152 + 262,144 + 786,432 = 3,145,728 FLOPs per token,
+  // backward 10HPN + 6GQN + 3HP(Q + 64) = 5,242,880 + 786,432 + 2,359,296 = 8,388,608.
+  ScenarioInput in = one_gpu_input(std::string(PARSIM_TEST_DATA) + "/models/nemotron-3-nano-30b-a3b.config.json", 8192);
+  const Scenario sc = resolve_scenario(in);
+  const LayerKind mamba{AttentionKind::Mamba, FfnKind::None};
+  const LayerWork lw = layer_work(sc.model, mamba, 1, 8192, 1, 1, false, Precision::BF16, {});
+  const MambaWork w = mamba_work(sc, lw);
+  CHECK(w.fwd_bytes / 8192 == doctest::Approx(149'410.0));
+  CHECK(w.bwd_bytes / 8192 == doctest::Approx(464'042.0));
+  CHECK((w.fwd_kernels == 11 && w.bwd_kernels == 53));
+  CHECK(w.fwd_flops / 8192 == doctest::Approx(3'145'728.0));
+  CHECK(w.bwd_flops / 8192 == doctest::Approx(8'388'608.0));
+  // With mbs 2 the two rearrange(...).contiguous() copies are real: 2e·W + 2e·HP = 41,216 + 16,384 = 57,600 B per
+  // token more, in 2 more launches.
+  ScenarioInput in2 = in;
+  in2.train.mbs = 2;
+  in2.train.gbs = 2;
+  const Scenario sc2 = resolve_scenario(in2);
+  const MambaWork w2 = mamba_work(sc2, layer_work(sc2.model, mamba, 2, 8192, 1, 1, false, Precision::BF16, {}));
+  CHECK(w2.fwd_bytes / (2 * 8192) == doctest::Approx(149'410.0 + 57'600));
+  CHECK(w2.fwd_kernels == 13);
+
+  // The costed kinds: a Mamba block has no attention core and no FFN; its forward is its two GEMMs, its memory-bound
+  // mixer kernels at H100's HBM speed (the bytes dominate: 1.22 GB against 26 GFLOP of small matmuls) and the norm /
+  // residual traffic — at least the mixer's bytes at 3.35 TB/s.
+  const StepCosts k = compute_step_costs(sc);
+  REQUIRE(k.kinds.size() == 3);  // M, E, * in order of first appearance
+  CHECK(k.kinds[0].kind == mamba);
+  CHECK(k.kinds[1].kind == LayerKind{AttentionKind::None, FfnKind::MoE});
+  CHECK(k.kinds[2].kind == LayerKind{AttentionKind::Full, FfnKind::None});
+  CHECK(k.kinds[0].pass.fwd.compute_s > w.fwd_bytes / 3.35e12);
+  CHECK(k.kinds[0].pass.bwd.compute_s > w.bwd_bytes / 3.35e12);
+  CHECK(k.kinds[0].params.expert == 0.0);
+  CHECK(k.kinds[1].params.expert > 0.0);
+}
+
+TEST_CASE("TP collectives of a hybrid model's blocks: one half each, none for an MoE block without shared experts") {
+  // Nemotron-3-Nano at tp 2 with SP (seq 8192, mbs 1): A = 8192·2688·2 B. A transformer layer issues two halves of
+  // all-gather + reduce-scatter forward (attention, MLP); a Mamba block and an attention block one each, and an MoE
+  // block with a shared expert one (the shared expert is a TP-split MLP; the routed tokens take the dispatcher).
+  ScenarioInput in = one_gpu_input(std::string(PARSIM_TEST_DATA) + "/models/nemotron-3-nano-30b-a3b.config.json", 8192);
+  in.plan = "tp2pp1dp1ep2etp1";
+  in.gpu = "h100";
+  in.train.gbs = 1;
+  in.train.sp_auto = false;
+  in.train.sp = true;
+  in.train.tp_comm_overlap_auto = false;
+  in.train.tp_comm_overlap = false;
+  const Scenario sc = resolve_scenario(in);
+  const StepCosts k = compute_step_costs(sc);
+  const Hardware te = megatron_compute(sc.hw);
+  const GroupShape tp = group_shape(sc.plan, GroupKind::TP, sc.hw.node.gpus_per_node);
+  const double A = 8192.0 * 2688 * 2;
+  const double half = collective_time(te, Collective::AllGather, A, tp).time_s +
+                      collective_time(te, Collective::ReduceScatter, A, tp).time_s;
+  for (const LayerKindCosts& kc : k.kinds) CHECK(kc.pass.fwd.tp_s == doctest::Approx(half).epsilon(1e-9));
+}

@@ -517,13 +517,111 @@ Piece test_mode_checks(const CostContext& c) {
   return {(1 + 8 * n) * kOp + 2 * n * kOpNoKernel + n * kCublas + 4 * n * kSync, 1 + 9 * n, 2};
 }
 
+// One layer of a hybrid model — a single block (plans/validate.cpp admits them on the Megatron-Core TE stack only):
+// megatron/core/models/hybrid hybrid_layer_specs.py builds a Mamba layer (MambaLayer: in_proj a
+// TELayerNormColumnParallelLinear with its norm fused, MambaMixer, out_proj a TERowParallelLinear), an attention layer
+// (a TransformerLayer with the self-attention half alone: LayerNormLinear QKV, TEDotProductAttention, Linear proj), an
+// MLP layer (the MLP half alone: LayerNormLinear FC1, the activation fusion, Linear FC2) or an MoE layer (TENorm and
+// the MoE block: moe_inventory) — each with one bias-dropout-add fusion and half of a dense layer's Python
+// (kLayerGlue / 2 [E]). The pieces are the dense TE layer's (layer_inventory) module costs, split per half:
+// forward a LayerNormLinear + Linear pair (3 kernels), backward their dgrad half kBwdRatio·(kTeLnLinear + kTeLinear)/2
+// (2 GEMMs, the norm's 2 backward kernels) and wgrad the same with 2 GEMMs, the fusion's backward and a residual
+// gradient add. The Mamba mixer between its two linears (layer.cpp mamba_times, counted from the code path): 11
+// forward launches (13 with b > 1: two rearrange copies) and 53 backward ones, each a Python-issued ATen op or Triton
+// launch at kOp [E: Triton's Python launch path costs about an eager op]. Parameter hooks and fp8 casts follow the
+// block's own tensors and GEMMs.
+LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
+  const Scenario& sc = c.sc;
+  const ModelSpec& m = sc.model;
+  const TrainingConfig& tr = sc.train;
+  const bool drop = m.dropout, fp8 = tr.precision == Precision::FP8;
+  const double fuse = tr.jit_torchscript ? kScripted : kCompiled;
+  const Piece bda{fuse, 1.0 + (drop && !tr.jit_torchscript ? 1 : 0), 0};
+  const Piece pair_fwd{kTeLnLinear + kTeLinear, 3, 0};
+  const Piece pair_dgrad{kBwdRatio * (kTeLnLinear + kTeLinear) / 2, 2 + 2, 0};
+  const Piece pair_wgrad{kBwdRatio * (kTeLnLinear + kTeLinear) / 2, 2, 0};
+  LayerInventory L;
+  L.fwd = {kLayerGlue / 2, 0, 0};
+  L.fwd += bda;
+  if (!tr.jit_torchscript) L.compiled_fwd_us += fuse;
+  L.dgrad = {kLayerGlue / 2 + kBwdRatio * fuse, 1 + 1, 0};
+  double gemms = 0, tensors = 0;  // the block's GEMMs (fp8 casts) and parameter tensors (DDP hooks)
+  if (kind.attention == AttentionKind::Mamba) {
+    L.fwd += pair_fwd;
+    L.dgrad += pair_dgrad;
+    L.wgrad += pair_wgrad;
+    const double fwd_launches = 11 + (tr.mbs > 1 ? 2 : 0);
+    L.fwd += {fwd_launches * kOp, fwd_launches, 0};
+    L.dgrad += {53 * kOp, 53, 0};
+    gemms = 2;
+    // in_proj (+ its fused norm), conv1d weight and bias, dt_bias, A_log, D, the gated norm, out_proj (+ biases).
+    tensors = 2 + 1 + (m.mamba_conv_bias ? 1 : 0) + 3 + 1 + 1 + (m.mamba_proj_bias ? 2 : 0);
+  } else if (kind.has_attention()) {
+    const bool rope = m.position == PositionKind::RoPE;
+    L.fwd += pair_fwd;
+    L.dgrad += pair_dgrad;
+    L.wgrad += pair_wgrad;
+    L.attn_fwd = tr.flash_attention ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
+    L.fwd += L.attn_fwd;
+    L.dgrad += tr.flash_attention ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+    if (rope) {
+      L.fwd += tr.rope_fusion ? Piece{2 * kOp, 2, 0} : Piece{2 * 12 * kOp, 2 * 12, 0};
+      L.dgrad += tr.rope_fusion ? Piece{0, 2, 0} : Piece{2 * 7 * kCublas, 2 * 7, 0};
+    }
+    if (m.qk_norm != QkNorm::None) {
+      L.fwd += {2 * kOp, 2, 0};
+      L.dgrad += {2 * kBwdRatio * kOp, 4, 0};
+    }
+    gemms = 2;
+    tensors = 2 + 1 + (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.qk_norm != QkNorm::None ? 2 : 0);
+  }
+  if (kind.ffn == FfnKind::Dense) {
+    L.fwd += pair_fwd;
+    L.fwd += {fuse, 1, 0};  // the bias-activation fusion
+    L.dgrad += pair_dgrad;
+    L.dgrad += {kBwdRatio * fuse, 1, 0};
+    L.wgrad += pair_wgrad;
+    gemms = 2;
+    tensors = 2 + 1 + (m.has_ffn_bias() ? 2 : 0);
+  } else if (kind.ffn == FfnKind::MoE) {
+    const MoeInventory I = moe_inventory(c, HostStack::MegatronCoreTE);
+    L.fwd += I.fwd;
+    L.dgrad += I.dgrad;
+    L.wgrad += I.wgrad;
+    tensors = 1 + 2 + (m.shared_experts > 0 ? 2 : 0);  // norm, router, the grouped experts' fc1 / fc2 (+ shared)
+  }
+  // Megatron DDP's per-parameter hooks (as layer_inventory: the GEMM weights' gradients are accumulated by the GEMMs
+  // themselves unless --no-gradient-accumulation-fusion).
+  const double hooks = std::max(0.0, tensors - (tr.no_grad_accum_fusion ? 0 : gemms));
+  L.wgrad += {hooks * kHook, hooks, 0};
+  if (ddp_forward_hooks(sc)) L.fwd += {6 * kModuleHook + tensors * kParamPython, 0, 0};  // ≈ 6 modules per block [E]
+  if (fp8 && gemms > 0) {  // layer_inventory's fp8 casts, per GEMM (12 / 13 / 12 ops for 4 GEMMs)
+    L.fwd += {3 * gemms * kOp, 3 * gemms, 0};
+    L.dgrad += {3.25 * gemms * kOp, 3.25 * gemms, 0};
+    L.wgrad += {3 * gemms * kOp, 3 * gemms, 0};
+  }
+  // TP collectives as layer_costs issues them (tp_halves): one half's, and none for an MoE block under SP without
+  // shared experts.
+  const double halves = kind.has_mixer() || kind.ffn == FfnKind::Dense ||
+                                (kind.ffn == FfnKind::MoE && (!tr.sp || m.shared_experts > 0))
+                            ? 1.0
+                            : 0.0;
+  if (sc.plan.tp > 1) {
+    L.fwd.colls += halves * (tr.sp ? 2 : 1);
+    L.dgrad.colls += halves * (tr.sp ? 2 : 1);
+    if (tr.sp) L.wgrad.colls += halves;
+  }
+  return L;
+}
+
 }  // namespace
 
 void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, LayerKind kind) {
   const TrainingConfig& tr = c.sc.train;
-  LayerInventory L = layer_inventory(c, host_stack(tr));
+  const bool single_block = kind.blocks() < 2;
+  LayerInventory L = single_block ? block_inventory(c, kind) : layer_inventory(c, host_stack(tr));
   const bool moe = kind.ffn == FfnKind::MoE;
-  if (moe) {
+  if (moe && !single_block) {
     const MoeInventory I = moe_inventory(c, host_stack(tr));
     L.fwd = minus(L.fwd, I.dense_mlp_fwd);
     L.fwd += I.fwd;

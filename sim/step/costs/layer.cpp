@@ -372,6 +372,21 @@ MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
           3};
 }
 
+struct MambaTimes {
+  double fwd = 0, bwd = 0;
+};
+// Each direction at its bytes, or at its FLOPs at the bf16 GEMM rate if that were longer, plus the launches.
+MambaTimes mamba_times(const Scenario& sc, const LayerWork& lw) {
+  const MambaWork w = mamba_work(sc, lw);
+  if (w.fwd_kernels == 0) return {};
+  const Hardware& hw = sc.hw;
+  const double rate = hw.gpu.peak_bf16 * hw.gpu.compute.gemm_ceiling * sustained_fraction(hw);
+  auto priced = [&](double bytes, double flops, int kernels) {
+    return memory_bound_time_s(hw, bytes, kernels) + std::max(0.0, flops / rate - memory_bound_time_s(hw, bytes, 0));
+  };
+  return {priced(w.fwd_bytes, w.fwd_flops, w.fwd_kernels), priced(w.bwd_bytes, w.bwd_flops, w.bwd_kernels)};
+}
+
 // A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
 // flash_fwd_launch_template.h: run_mha_fwd_hdim64 / hdim128 use 128-query × 128-key tiles — FlashAttention-3's
 // hdim-64 forward 192 × 128 — and flash_fwd_kernel.h visits, for query block j, the key blocks from
@@ -451,7 +466,88 @@ struct GemmTimes {
   }
 };
 
+// The TP collectives' share of each half of a layer, in units of one half's all-gather + reduce-scatter (SP) or
+// all-reduce: the token mixer (attention, MLA or a Mamba mixer: column-parallel in, row-parallel out) one, a dense
+// FFN one, an MoE block one without SP (its output reduced over the TP group) and with SP only when it has shared
+// experts (a TP-split MLP; the routed tokens take the dispatcher's own exchange, Megatron-Core moe_layer.py).
+struct TpHalves {
+  double mixer = 0, ffn = 0;
+  double total() const { return mixer + ffn; }
+};
+TpHalves tp_halves(const Scenario& sc, LayerKind kind) {
+  TpHalves h;
+  h.mixer = kind.has_mixer() ? 1.0 : 0.0;
+  if (kind.ffn == FfnKind::Dense) h.ffn = 1.0;
+  if (kind.ffn == FfnKind::MoE) h.ffn = !sc.train.sp || sc.model.shared_experts > 0 ? 1.0 : 0.0;
+  return h;
+}
+
 }  // namespace
+
+// A Mamba-2 mixer's memory-bound kernels as Megatron-Core trains them (megatron/core/ssm/mamba_mixer.py
+// MambaMixer._ssm_training at Megatron-LM d98e8a64dd: use_mamba_mem_eff_path, the default) — in_proj and out_proj are
+// the layer's GEMMs, timed by shape; between them mamba_split_conv1d_scan_combined (state-spaces/mamba
+// mamba_ssm/ops/triton/ssd_combined.py @e9594ce1: causal_conv1d, _chunk_cumsum, _chunk_state, _state_passing,
+// _bmm_chunk, _chunk_scan with the SiLU(z) gate fused, no norm or out_proj passed) and the grouped RMSNorm
+// (layernorm_gated.py, group size d_inner/G, rstd fp32). Per token on one TP rank (H heads, G groups, P head dim, N
+// state, Q chunk, C = H·P + 2GN conv channels, W = 2·H·P + 2GN + H the in_proj width, e bytes per activation element,
+// fp32 internals 4 B), each kernel's tensors read and written once (re-reads inside a kernel hit L2) [D, counted from
+// the code path]:
+//   forward   conv1d 2e·C; cumsum e·H + 8H; chunk states e·H·P + e·GN + 8H + 4HPN/Q; state passing
+//             4HPN/Q + e·HPN/Q + 4H/Q + 4HPN/L (the fp32 final state per sequence of L); C·Bᵀ 2e·GN + 4GQ;
+//             chunk scan 4GQ + 4e·HP + 8H + e·GN + e·HPN/Q; norm 2e·HP + 4G — 11 launches (4 of them the A_log and
+//             dt_bias casts), and with b > 1 the two rearrange(...).contiguous() copies, 2e·W + 2e·HP in 2 more.
+//   backward  norm 3e·HP + 4G; the recompute of the conv, dt, C·Bᵀ, chunk states and state passing (fp32)
+//             2e·C + 2e·H + e·H + 8H + 2e·GN + 4GQ + e·HP + e·GN + 8H + 4HPN/Q + 8HPN/Q + 4H/Q + 4HPN/L; dz and
+//             dout_x 6e·HP; dstates e·HP + e·GN + 4H + 4HPN/Q; state-passing backward 8HPN/Q + 2e·HPN/Q + 4H/Q;
+//             dx 3e·HP + 4GQ + 12H + e·GN + e·HPN/Q; dB e·HP + e·HPN/Q + 12H + e·GN + 4GN and its sum 8GN; dC the
+//             same; dCB 2e·HP + 8H + 4GQ and its sum 8GQ; the two bmm backwards 2·(4GQ + 2e·GN + 4GN); ddA
+//             2e·HP + 8H + 4GQ + 8HQ/64 + 4H; conv backward 3e·C; the dt and ddA bookkeeping (zero fills, cumsums,
+//             flips, adds) 4H·3 + 8H + 24H + 24H + 8H + 2e·H + 12H/Q — 53 launches.
+// At e = 2 (Nemotron-3-Nano, t = 1: H 64, P 64, N 128, G 8, Q 128, L 8192) 149,410 B forward and 464,042 B backward per
+// token. The SSD's matmuls (tl.dot; causal blocks skipped at 64-row tiles) are 4HPN + 2GQN + HP(Q + 64) FLOPs per
+// token forward and 10HPN + 6GQN + 3HP(Q + 64) backward (recompute included) — about 40 FLOP/B, far below the
+// GPUs' ridge points: each direction is priced at its bytes, or at its FLOPs at the bf16 GEMM rate if that were
+// longer. Not modelled: L2 reuse across kernels (small micro-batches run faster), re-reads of a group's B, C and C·Bᵀ
+// by each of its heads when L2 does not hold them (up to +38 % forward, +22 % backward), deterministic mode's
+// workspaces. The mixer runs in 16 bits under fp8 recipes (Transformer Engine quantises the GEMMs only).
+MambaWork mamba_work(const Scenario& sc, const LayerWork& lw) {
+  const SsmShape& x = lw.ssm;
+  if (x.tokens <= 0) return {};
+  const double e = activation_element_bytes(sc.train.precision);
+  const double H = static_cast<double>(x.heads), P = static_cast<double>(x.head_dim), N = static_cast<double>(x.state);
+  const double G = static_cast<double>(x.groups), Q = static_cast<double>(x.chunk);
+  const double HP = H * P, GN = G * N, GQ = G * Q, HPN = H * P * N, C = static_cast<double>(x.conv_channels);
+  const double W = 2 * HP + 2 * GN + H, L = static_cast<double>(sc.train.seq) / sc.plan.cp, BM = 64;
+  const bool copies = sc.train.mbs > 1;
+  const double fwd = 2 * e * C + (e * H + 8 * H) + (e * HP + e * GN + 8 * H + 4 * HPN / Q) +
+                     (4 * HPN / Q + e * HPN / Q + 4 * H / Q + 4 * HPN / L) + (2 * e * GN + 4 * GQ) +
+                     (4 * GQ + 4 * e * HP + 8 * H + e * GN + e * HPN / Q) + (2 * e * HP + 4 * G) +
+                     (copies ? 2 * e * W + 2 * e * HP : 0.0);
+  const double bwd =
+      (3 * e * HP + 4 * G) +                                                                    // norm
+      (2 * e * C + 2 * e * H + e * H + 8 * H + 2 * e * GN + 4 * GQ + e * HP + e * GN + 8 * H + 4 * HPN / Q +
+       8 * HPN / Q + 4 * H / Q + 4 * HPN / L) +                                                 // recompute
+      6 * e * HP +                                                                              // dz, dout_x
+      (e * HP + e * GN + 4 * H + 4 * HPN / Q) +                                                 // dstates
+      (8 * HPN / Q + 2 * e * HPN / Q + 4 * H / Q) +                                             // state passing
+      (3 * e * HP + 4 * GQ + 12 * H + e * GN + e * HPN / Q) +                                   // dx
+      2 * (e * HP + e * HPN / Q + 12 * H + e * GN + 4 * GN + 8 * GN) - 4 * H +                  // dB, dC (+ sums)
+      (2 * e * HP + 8 * H + 4 * GQ + 8 * GQ) +                                                  // dCB (+ sum)
+      2 * (4 * GQ + 2 * e * GN + 4 * GN) +                                                      // bmm backwards
+      (2 * e * HP + 8 * H + 4 * GQ + 8 * H * Q / BM + 4 * H) +                                  // ddA
+      3 * e * C +                                                                               // conv backward
+      (3 * 4 * H + 8 * H + 24 * H + 24 * H + 8 * H + 2 * e * H + 12 * H / Q);                   // dt / ddA glue
+  const double tokens = static_cast<double>(x.tokens);
+  MambaWork w;
+  w.fwd_bytes = tokens * fwd;
+  w.bwd_bytes = tokens * bwd;
+  w.fwd_flops = tokens * (4 * HPN + 2 * GQ * N + HP * (Q + BM));
+  w.bwd_flops = tokens * (10 * HPN + 6 * GQ * N + 3 * HP * (Q + BM));
+  w.fwd_kernels = 11 + (copies ? 2 : 0);
+  w.bwd_kernels = 53;
+  return w;
+}
 
 // What selective recompute re-runs in one layer's backward, by Megatron-Core module (--recompute-modules;
 // megatron/core/transformer/transformer_config.py `recompute_modules`, default ["core_attn"]), each as the forward
@@ -511,7 +607,8 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
   };
   // The MLP half's TP collectives (layer_costs' tp_f holds two halves, except an MoE layer under SP without shared
   // experts, where it holds the attention half only).
-  const double mlp_tp = moe && tr.sp && m.shared_experts == 0 ? 0.0 : tp_f / 2;
+  const TpHalves halves = tp_halves(sc, kind);
+  const double mlp_tp = halves.total() > 0 ? tp_f * halves.ffn / halves.total() : 0.0;
   auto k_of = [&](const char* name) -> double {
     for (const GemmShape& g : lw.gemms)
       if (std::strcmp(g.name, name) == 0) return static_cast<double>(g.k);
@@ -622,7 +719,9 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const double gemm_wgrad = dense.wgrad + shared.wgrad + routed.wgrad;
   const double attn_flops = lw.attention.forward_flops();
   double attn_f = 0, attn_b = 0;
-  if (tr.flash_attention) {
+  if (!kind.has_attention()) {
+    // No softmax attention in this layer (a Mamba mixer, or no mixer: hybrid models).
+  } else if (tr.flash_attention) {
     const WindowTiles win = window_tiles(lw.attention);
     // Transformer Engine on Blackwell under --deterministic with attention dropout runs flash-attn 2, not cuDNN
     // (attention_fallback_profile: TE fused_attn.cpp); nullptr everywhere else.
@@ -750,8 +849,11 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   if (tr.activation_epilogue && !moe && !m.gated()) {
     elem_bytes_fwd -= tokens_local * static_cast<double>((m.ffn_hidden + t - 1) / t) * act_bytes;
   }
-  const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 10 + extra_kernels);
-  const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 12 + 2 * extra_kernels);
+  // ≈ 5 kernels per sub-block forward (norm, residual add, RoPE, activation …), 6 backward; a hybrid model's layer
+  // has one sub-block.
+  const int blocks = kind.blocks();
+  const double elem_f = memory_bound_time_s(hw, elem_bytes_fwd, 5 * blocks + extra_kernels);
+  const double elem_b = memory_bound_time_s(hw, 2 * elem_bytes_fwd, 6 * blocks + 2 * extra_kernels);
   // The clamped activation inputs (expert_clamp_work): their own forward and backward traffic, not the generic 2×.
   const ClampWork clamp = moe ? expert_clamp_work(sc, lw) : ClampWork{};
   const double clamp_only_f = clamp.kernels > 0 ? memory_bound_time_s(hw, clamp.fwd_bytes, clamp.kernels) : 0.0;
@@ -765,7 +867,10 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   const double rope_b = rope.bwd_kernels > 0 ? memory_bound_time_s(hw, rope.bwd_bytes, rope.bwd_kernels) : 0.0;
   // Memory-bound work priced with its own forward and backward traffic: the routed tokens' extra passes around the
   // expert GEMMs and the unfused RoPE.
-  const double own_mem_f = clamp_only_f + pad_s + rope_f, own_mem_b = clamp_only_b + pad_s + rope_b;
+  // A Mamba-2 mixer's conv1d, scan and gated norm (mamba_work): memory-bound kernels with their own traffic, and the
+  // scan's small matmuls.
+  const MambaTimes mt = kind.attention == AttentionKind::Mamba ? mamba_times(sc, lw) : MambaTimes{};
+  const double own_mem_f = clamp_only_f + pad_s + rope_f + mt.fwd, own_mem_b = clamp_only_b + pad_s + rope_b + mt.bwd;
   const double amp_w_f = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_fwd_bytes, amp.weights) : 0.0;
   const double amp_w_b = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_bwd_bytes, 2 * amp.weights) : 0.0;
   // fp8 (Transformer Engine recipes): every GEMM operand is quantised first — forward the input X[m×k] and the weight
@@ -805,14 +910,14 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // half and, when the model has them, the shared experts (a TP-split MLP) all-gather and reduce-scatter.
   double tp_f = 0, tp_b = 0, tp_regather = 0;
   if (t > 1) {
-    const double halves = moe && tr.sp ? (m.shared_experts > 0 ? 2.0 : 1.0) : 2.0;
+    const double halves = tp_halves(sc, kind).total();
     if (tr.sp) {
       tp_f = halves * (group_collective_s(c, Collective::AllGather, A, c.tp_group) +
                        group_collective_s(c, Collective::ReduceScatter, A, c.tp_group));
       tp_b = tp_f;
       tp_regather = halves * group_collective_s(c, Collective::AllGather, A, c.tp_group);
     } else {
-      tp_f = 2 * group_collective_s(c, Collective::AllReduce, A, c.tp_group);
+      tp_f = halves * group_collective_s(c, Collective::AllReduce, A, c.tp_group);
       tp_b = tp_f;
     }
   }
