@@ -53,7 +53,8 @@
 //     (moe_routed_tokens: k × tokens, × imbalance on the busiest rank) the expert input e·h (fc1's wgrad), fc1's
 //     outputs and the activation output (gated 3, plain 2)·e·f_e/etp, the expert output e·h (kept by the combine
 //     for the routing-probability gradient) and the fp32 probability 4 bytes; with a clamped activation on the
-//     TEGroupedMLP path the clamped concatenation e·2·f_e/etp more. The dispatch send/receive buffers are
+//     TEGroupedMLP path the clamped concatenation e·2·f_e/etp more. LatentMoE: the routed pairs' input and output
+//     are ℓ wide instead of h, and fc2_latent_proj keeps its ℓ-wide input on the SP shard (g_in·ℓ per token). The dispatch send/receive buffers are
 //     transient: moe_dispatch_buffer_bytes, counted in the working bytes.
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
@@ -141,7 +142,10 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
     const ExpertSplit split{o.experts.ep, o.experts.etp > 0 ? o.experts.etp : o.tp, o.experts.imbalance};
     const double routed = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
     const double fe_r = static_cast<double>(m.expert_ffn_hidden) / split.etp;
-    x.routed = routed * ((g_in + e) * h + ffn_bytes * fe_r + 4.0);
+    x.routed = routed * ((g_in + e) * static_cast<double>(m.expert_width()) + ffn_bytes * fe_r + 4.0);
+    // LatentMoE: fc2_latent_proj keeps its input, the combined ℓ-wide tokens (fc1_latent_proj's input is the pre-MLP
+    // norm's output, already kept for the router and the shared experts).
+    if (m.moe_latent > 0) x.hidden += sb * static_cast<double>(m.moe_latent) * g_in;
     // A clamped gated activation (GPT-OSS swiglu_limit, "activation_clamp") on the TEGroupedMLP path: Megatron-Core's
     // weighted_bias_quick_geglu_impl (fused_bias_geglu.py at the Megatron-LM commits of the 26.04.01 / 26.06
     // containers) clamps the two halves of FC1's output in eager PyTorch and concatenates them before the fused
@@ -182,7 +186,7 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
       if (r.has(RecomputeModule::Moe)) {
         // moe (moe_layer.py: the whole MoE forward under one checkpoint whose input is the pre-MLP norm output):
         // router scores and map, every routed pair's tensors and the shared experts' FFN tensors are freed.
-        x.freed_hidden += sb * 5.0 * m.experts;
+        x.freed_hidden += sb * 5.0 * m.experts + (m.moe_latent > 0 ? sb * static_cast<double>(m.moe_latent) * g_in : 0.0);
         x.freed += x.routed + shared_ffn;
       } else {
         // moe_act (experts.py: the activation under CheckpointWithoutOutput): FC1's output stays (the activation's
@@ -246,7 +250,7 @@ double moe_dispatch_buffer_bytes(const ModelSpec& m, std::int64_t b, std::int64_
   const double tokens_in = static_cast<double>(s) / o.cp * static_cast<double>(b) / sp_div(o);
   const double sent = static_cast<double>(m.experts_per_token) * tokens_in;
   const double received = moe_routed_tokens(m, b, s, o.tp, o.cp, o.sp, split);
-  return (sent + received) * static_cast<double>(m.hidden) * activation_element_bytes(o.precision);
+  return (sent + received) * static_cast<double>(m.expert_width()) * activation_element_bytes(o.precision);
 }
 
 // Transient bytes during one layer's backward: with full recompute the whole layer is regenerated (its

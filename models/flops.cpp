@@ -82,6 +82,8 @@ double SsmShape::forward_flops() const {
 // projections 2·T·[h·q_r + q_r·a·(n+r) + h·(kv_r + r) + kv_r·a·(n+v)] (q_proj h·a·(n+r) without q_lora_rank),
 // scores 2·T·a·(n+r)·s, attention×V 2·T·a·v·s, O 2·T·a·v·h. (Megatron also counts the two latent norms as
 // q_r + kv_r FLOPs per token, 10⁻⁵ of a DeepSeek-V3 layer; parsim counts no norms.)
+// LatentMoE (Megatron-Bridge flop_utils.py moe_layer_flops with moe_latent_size): the routed experts at the latent
+// width ℓ, k·(6 or 4)·T·ℓ·f_e, and the two projections 2·2·T·h·ℓ.
 // MoE (same function, moe_layer_flops / routed-experts terms): routed experts k·(6 or 4)·T·h·f_e, shared experts
 // (6 or 4)·T·h·(n_shared·f_s) — ACTIVE experts only, which is what makes MFU "from active FLOPs". The router GEMM
 // 2·T·h·E (and Qwen2-MoE's shared-expert gate 2·T·h) is executed work but not in Megatron's count: it is in
@@ -122,7 +124,9 @@ LayerFlops layer_forward_flops(const ModelSpec& m, LayerKind k, std::int64_t b, 
   }
   const double ffn_mult = m.gated() ? 6 : 4;
   if (k.ffn == FfnKind::MoE) {
-    x.experts = ffn_mult * T * h * static_cast<double>(m.expert_ffn_hidden) * m.experts_per_token;
+    x.experts = ffn_mult * T * static_cast<double>(m.expert_width()) * static_cast<double>(m.expert_ffn_hidden) *
+                m.experts_per_token;
+    x.latent = m.moe_latent > 0 ? 2 * 2 * T * h * static_cast<double>(m.moe_latent) : 0.0;
     x.shared = ffn_mult * T * h * static_cast<double>(m.shared_ffn()) * m.shared_experts;
     x.router = 2 * T * h * m.experts + (m.shared_expert_gate ? 2 * T * h : 0.0);
   } else if (k.ffn == FfnKind::Dense) {
@@ -259,8 +263,8 @@ double hardware_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s
 double mtp_flops(const ModelSpec& m, std::int64_t sequences, std::int64_t s) {
   if (m.mtp_layers <= 0) return 0.0;
   const double T = static_cast<double>(sequences) * static_cast<double>(s), h = static_cast<double>(m.hidden);
-  const double fwd = 2.0 * T * 2.0 * h * h + layer_forward_flops(m, m.layer(m.layers - 1), sequences, s).model() +
-                     lm_head_forward_flops(m, sequences, s);
+  double fwd = 2.0 * T * 2.0 * h * h + lm_head_forward_flops(m, sequences, s);
+  for (const LayerKind& k : m.mtp_module_kinds()) fwd += layer_forward_flops(m, k, sequences, s).model();
   return 3.0 * m.mtp_layers * fwd;
 }
 
@@ -288,8 +292,8 @@ std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector
   for (const std::int64_t n : tokens_per_expert) {
     if (n < 0) fail("tokens per expert must not be negative, got " + std::to_string(n));
     if (n == 0) continue;
-    out.push_back({"expert_fc1", n, (m.gated() ? 2 : 1) * f_r, m.hidden, GemmKind::RoutedExpert});
-    out.push_back({"expert_fc2", n, m.hidden, f_r, GemmKind::RoutedExpert});
+    out.push_back({"expert_fc1", n, (m.gated() ? 2 : 1) * f_r, m.expert_width(), GemmKind::RoutedExpert});
+    out.push_back({"expert_fc2", n, m.expert_width(), f_r, GemmKind::RoutedExpert});
   }
   return out;
 }
@@ -307,7 +311,9 @@ std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector
 // MoE layer (Megatron-Core MoELayer): router [m_sp × E] on the SP shard, replicated weight; shared experts as a dense
 // MLP of n_shared·f_s split over t (Qwen2-MoE's gate [m × 1]); routed experts: the local experts (E/ep) share the
 // rank's routed pairs R = moe_routed_tokens (imbalance included) equally, ⌈R/(E/ep)⌉ tokens each, as grouped GEMMs
-// of f_e/etp (routed_expert_gemms).
+// of f_e/etp (routed_expert_gemms). LatentMoE: latent_down [m_sp × ℓ] = [m_sp × h]·W before the dispatch and
+// latent_up [m_sp × h] after the combine, duplicated (whole weight on every TP rank); the routed experts' fc1 reads
+// and fc2 writes ℓ instead of h.
 // Heads and f are rounded up when t does not divide them (plans reject such degrees; this keeps shapes non-zero).
 //
 // elementwise_bytes_fwd — an ESTIMATE of the HBM bytes the memory-bound kernels move in the forward pass, with e =
@@ -321,6 +327,7 @@ std::vector<GemmShape> routed_expert_gemms(const ModelSpec& m, const std::vector
 //                                                        nothing)
 //   MLA latent norms  read + write q_r and kv_r      2·(q_r + kv_r)·e
 //   MoE router   read logits, write fp32 scores     (e + 4)·E; permute + unpermute read + write k·h each: 4·k·h·e
+//                                                    (LatentMoE: k·ℓ)
 // Per token on the rank's head/FFN shard (never ÷t by SP: already split by TP):
 //   rotary       read + write Q and K               2·(a/t + kv_r)·d·e·rotary_fraction (RoPE only; MLA: the rope
 //                                                    parts 2·(a/t + 1)·r·e)
@@ -339,7 +346,7 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
   const double e = activation_element_bytes(p), hd = static_cast<double>(h);
   const double hidden_tokens = static_cast<double>(tokens) / (sp ? tp : 1);
   LayerWork w;
-  w.gemms.reserve(k.ffn == FfnKind::MoE ? 8 + 2 * static_cast<std::size_t>(m.experts) : 7);
+  w.gemms.reserve(k.ffn == FfnKind::MoE ? 10 + 2 * static_cast<std::size_t>(m.experts) : 7);
   // One residual add (read 2h, write h) and one hidden dropout per sub-block: two in a transformer layer, one in a
   // hybrid model's single-block layer.
   const double blocks = k.blocks();
@@ -398,6 +405,12 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
       if (m.shared_expert_gate) w.gemms.push_back({"shared_gate", tokens, 1, h, GemmKind::SharedExpert});
       per_token += act_reads * static_cast<double>(fs_r) * e;
     }
+    if (m.moe_latent > 0) {
+      // LatentMoE (Megatron-Core moe_layer.py preprocess / postprocess): fc1_latent_proj after the router on the
+      // rank's tokens, fc2_latent_proj after the combine; "duplicated" linears, not split over TP.
+      w.gemms.push_back({"latent_down", router_tokens, m.moe_latent, h, GemmKind::MoeLatent});
+      w.gemms.push_back({"latent_up", router_tokens, h, m.moe_latent, GemmKind::MoeLatent});
+    }
     const double received = moe_routed_tokens(m, b, s, tp, cp, sp, split);
     const int local = std::max(1, m.experts / split.ep);
     const auto per_expert = static_cast<std::int64_t>(std::ceil(received / local - 1e-9));
@@ -408,7 +421,8 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
     w.routed_tokens_received = received;
     const double fe_r = static_cast<double>(ceil_div(m.expert_ffn_hidden, split.etp));
     const double elementwise_moe =
-        static_cast<double>(router_tokens) * (e + 4.0) * m.experts + 4.0 * w.routed_tokens_sent * hd * e +
+        static_cast<double>(router_tokens) * (e + 4.0) * m.experts +
+        4.0 * w.routed_tokens_sent * static_cast<double>(m.expert_width()) * e +
         received * act_reads * fe_r * e;
     w.elementwise_bytes_fwd = elementwise_moe;
   } else if (k.ffn == FfnKind::Dense) {

@@ -47,6 +47,11 @@ LayerKind ModelSpec::layer(int i) const {
   return layer_kinds[static_cast<std::size_t>(i)];
 }
 
+std::vector<LayerKind> ModelSpec::mtp_module_kinds() const {
+  if (!mtp_kinds.empty()) return mtp_kinds;
+  return {layer(layers - 1)};
+}
+
 bool ModelSpec::uniform_layers() const {
   for (const LayerKind& k : layer_kinds)
     if (!(k == layer_kinds.front())) return false;

@@ -122,10 +122,23 @@ struct ModelSpec {
   // nodes a token's dispatch reaches, DeepSeek-AI 2024 arXiv 2412.19437 §2.1.2). 0 when the model does not limit it.
   int expert_groups = 0;
   int expert_groups_per_token = 0;
+  // LatentMoE (Nemotron 3 Super; Megatron-Core moe_layer.py fc1_latent_proj / fc2_latent_proj, HF moe_latent_size):
+  // after the router, each token is projected h → moe_latent before the dispatch and the routed experts work at that
+  // width (fc1 ℓ → f_e, fc2 f_e → ℓ); after the combine ℓ → h. Router and shared experts see the hidden width. 0: none.
+  std::int64_t moe_latent = 0;
+  // The width of a routed token: what the dispatch moves and the routed experts' input and output.
+  std::int64_t expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }
   // Multi-token-prediction modules (DeepSeek-V3 num_nextn_predict_layers): one extra transformer layer each, with
   // its own norms and a 2h→h projection, sharing the embedding and the output head. Counted SEPARATELY (ParamCounts
   // .mtp, mtp_forward_flops), never in the main model's totals.
   int mtp_layers = 0;
+  // The layers of one MTP module: empty = one layer of the main model's last layer kind (DeepSeek-V3); a hybrid model's
+  // mtp_hybrid_override_pattern (Nemotron 3 Super "*E": an attention and an MoE block) lists its single-block kinds.
+  std::vector<LayerKind> mtp_kinds;
+  // One set of MTP weights applied at every depth (Megatron-Core mtp_use_repeated_layer, Megatron-Bridge's Nemotron 3
+  // Super recipe: mtp_num_layers 2 over one module): the parameters counted once, the compute mtp_layers times.
+  bool mtp_repeated = false;
+  std::vector<LayerKind> mtp_module_kinds() const;  // mtp_kinds, or {layer(layers − 1)}
 
   // ---- Mamba-2 mixers (hybrid models; HF NemotronHConfig / Megatron-Core MambaMixer names) ----
   // mamba_heads == 0: the model has no Mamba layer. d_inner = heads · head_dim (NemotronH: mamba_num_heads ·
@@ -206,11 +219,12 @@ struct LayerParams {
   std::int64_t expert = 0;     // one routed expert (0 in a dense layer)
   std::int64_t shared = 0;     // shared experts (+ their gate)
   std::int64_t router = 0;     // router weight (+ bias)
+  std::int64_t latent = 0;     // LatentMoE's projections h → ℓ and ℓ → h (0 without moe_latent)
   std::int64_t norms = 0;      // the layer's norms (pre/post attention and FFN)
-  std::int64_t total() const { return attention + ffn + shared + router + norms; }
+  std::int64_t total() const { return attention + ffn + shared + router + latent + norms; }
   // What one token uses: everything but the routed experts it is not sent to (= total in a dense layer).
   std::int64_t active(int experts_per_token) const {
-    return attention + (expert > 0 ? experts_per_token * expert : ffn) + shared + router + norms;
+    return attention + (expert > 0 ? experts_per_token * expert : ffn) + shared + router + latent + norms;
   }
 };
 LayerParams layer_params(const ModelSpec& m, LayerKind k);
@@ -266,7 +280,8 @@ LayerKind representative_kind(const ModelSpec& m);
 
 // ---- work per layer (flops.cpp) ----
 // What a GEMM belongs to, for callers that schedule or overlap parts of a layer separately.
-enum class GemmKind { Attention, Ffn, Router, SharedExpert, RoutedExpert };
+// MoeLatent: LatentMoE's h → ℓ / ℓ → h projections (part of the MoE module, whole on every TP rank).
+enum class GemmKind { Attention, Ffn, Router, SharedExpert, RoutedExpert, MoeLatent };
 // One matrix multiply C[m×n] = A[m×k]·B[k×n] as one rank runs it in the forward pass; m is the token dimension.
 struct GemmShape {
   const char* name;
@@ -343,9 +358,10 @@ struct LayerFlops {
   double router = 0;   // MoE: the router GEMM 2·h·E per token
   double mamba_proj = 0;  // Mamba: in_proj 2·T·h·(2·d_in + 2GN + H) + out_proj 2·T·d_in·h
   double ssm = 0;         // Mamba: the SSD scan's matmuls (flops.cpp layer_forward_flops)
+  double latent = 0;      // LatentMoE: the projections h → ℓ and ℓ → h, 2·2·T·h·ℓ
   // Everything executed.
   double total() const {
-    return qkv + scores + attn_v + out_proj + ffn + experts + shared + router + mamba_proj + ssm;
+    return qkv + scores + attn_v + out_proj + ffn + experts + shared + router + mamba_proj + ssm + latent;
   }
   // Megatron-Core's model FLOPs: the router GEMM is not counted (num_floating_point_operations).
   double model() const { return total() - router; }

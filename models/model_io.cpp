@@ -283,6 +283,21 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
       if (o.has(k)) throw InputError(ctx + ": key '" + k + "' needs 'experts' (the routed experts per MoE layer)");
   }
   m.mtp_layers = narrow_int(o.opt_int("mtp_layers", 0), ctx, "mtp_layers");
+  // LatentMoE: the routed experts on a projected latent (HF / Megatron-Core moe_latent_size).
+  if (o.has("moe_latent_size")) {
+    if (m.experts <= 0) throw InputError(ctx + ": key 'moe_latent_size' needs 'experts' (the routed experts per MoE layer)");
+    m.moe_latent = o.req_int("moe_latent_size");
+  }
+  // MTP details: one module's blocks (a hybrid model's MTP pattern) and one module repeated at every depth.
+  for (const char* k : {"mtp_pattern", "mtp_repeated"})
+    if (o.has(k) && m.mtp_layers <= 0) throw InputError(ctx + ": key '" + std::string(k) + "' needs 'mtp_layers' > 0");
+  m.mtp_repeated = o.opt_bool("mtp_repeated", false);
+  if (o.has("mtp_pattern")) {
+    if (!o.has("layer_pattern"))
+      throw InputError(ctx + ": key 'mtp_pattern' needs 'layer_pattern' (it names a hybrid model's MTP blocks)");
+    m.mtp_kinds = hybrid_pattern_kinds(o.req_str("mtp_pattern"), ctx, "mtp_pattern");
+    if (m.mtp_kinds.empty()) throw InputError(ctx + ": mtp_pattern is empty (one character per MTP block)");
+  }
   // A hybrid model: layer_pattern gives every layer's block (hybrid_pattern_kinds); the placement keys below do not
   // apply to it.
   if (o.has("layer_pattern")) {
@@ -822,8 +837,9 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
 // `expand` does not set the width), grouped-query attention without positional encoding (NoPE: NemotronHAttention
 // applies no rotary embedding), squared-ReLU MLPs (mlp_hidden_act relu2, not gated) of intermediate_size and, in MoE
 // blocks, n_routed_experts routed experts of moe_intermediate_size with n_shared_experts shared experts of
-// moe_shared_expert_intermediate_size (NemotronHMOE); RMSNorm, one per block; untied output head. Not modelled, and
-// refused: latent MoE (moe_latent_size), multi-token prediction (num_nextn_predict_layers > 0), fp32 residuals.
+// moe_shared_expert_intermediate_size (NemotronHMOE), with moe_latent_size the routed experts on a projected latent
+// (Nemotron 3 Super's LatentMoE); num_nextn_predict_layers MTP modules of mtp_hybrid_override_pattern's blocks;
+// RMSNorm, one per block; untied output head. Not modelled, and refused: fp32 residuals, use_bias.
 void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
   std::vector<LayerKind> kinds;
   if (o.has("hybrid_override_pattern")) {
@@ -916,12 +932,36 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   for (const char* k : {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
                         "moe_shared_expert_intermediate_size", "n_group", "topk_group"})
     o.ignore(k);
-  if (o.has("moe_latent_size") && !j.at("moe_latent_size").is_null())
-    throw InputError(ctx + ": moe_latent_size (latent MoE: experts on a projected latent) is not modelled");
+  // LatentMoE (Nemotron 3 Super: NemotronHMoE's fc1_latent_proj / fc2_latent_proj around the routed experts).
+  if (o.has("moe_latent_size") && !j.at("moe_latent_size").is_null()) {
+    if (!moe) throw InputError(ctx + ": moe_latent_size needs MoE blocks ('E' in the pattern)");
+    m.moe_latent = o.req_int("moe_latent_size");
+  }
   o.ignore("moe_latent_size");
-  if (o.opt_int("num_nextn_predict_layers", 0) > 0)
-    throw InputError(ctx + ": num_nextn_predict_layers > 0 (multi-token prediction blocks of a hybrid model) is not "
-                           "modelled");
+  // Multi-token prediction (Nemotron 3 Super: num_nextn_predict_layers modules of mtp_hybrid_override_pattern's
+  // blocks, Megatron-Core's hybrid MTP; Megatron-Bridge nemotron_h_bridge.py maps them onto mtp_num_layers).
+  m.mtp_layers = narrow_int(o.opt_int("num_nextn_predict_layers", 0), ctx, "num_nextn_predict_layers");
+  if (m.mtp_layers > 0) {
+    if (o.has("mtp_hybrid_override_pattern")) {
+      m.mtp_kinds = hybrid_pattern_kinds(o.req_str("mtp_hybrid_override_pattern"), ctx, "mtp_hybrid_override_pattern");
+    } else if (o.has("mtp_layers_block_type")) {
+      std::string pattern;
+      const auto& v = j.at("mtp_layers_block_type");
+      if (!v.is_array()) throw InputError(ctx + ": key 'mtp_layers_block_type' must list block types, got " + describe_json(v));
+      for (const auto& e : v) {
+        const std::string t = e.is_string() ? e.get<std::string>() : describe_json(e);
+        if (t == "attention" || t == "full_attention") pattern += '*';
+        else if (t == "moe") pattern += 'E';
+        else if (t == "mlp") pattern += '-';
+        else if (t == "mamba") pattern += 'M';
+        else throw InputError(ctx + ": block type '" + t + "' in 'mtp_layers_block_type' is not valid (attention, mlp, moe, mamba)");
+      }
+      m.mtp_kinds = hybrid_pattern_kinds(pattern, ctx, "mtp_layers_block_type");
+    } else {
+      throw InputError(ctx + ": num_nextn_predict_layers > 0 needs 'mtp_hybrid_override_pattern' (the MTP blocks)");
+    }
+    if (m.mtp_kinds.empty()) throw InputError(ctx + ": the MTP block pattern is empty");
+  }
   for (const char* k : {"mtp_layers_block_type", "mtp_hybrid_override_pattern"}) o.ignore(k);
   set_hybrid_layers(m, std::move(kinds), ctx);
 }
@@ -1047,6 +1087,18 @@ void validate_model(const ModelSpec& m) {
     throw InputError(who + ": experts_per_token, expert_ffn_hidden and shared_experts need experts > 0");
   }
   if (m.mtp_layers < 0) positive(m.mtp_layers, "mtp_layers");
+  if (m.moe_latent != 0) {
+    positive(m.moe_latent, "moe_latent_size");
+    if (m.experts <= 0) throw InputError(who + ": moe_latent_size needs experts > 0");
+  }
+  // A hybrid MTP module's blocks are kinds of the main stack (the step prices them from those layers' costs).
+  for (const LayerKind& k : m.mtp_kinds) {
+    bool found = false;
+    for (int i = 0; i < m.layers && !found; ++i) found = m.layer(i) == k;
+    if (!found)
+      throw InputError(who + ": an MTP block (" + to_string(k.attention) + " mixer, " + to_string(k.ffn) + " FFN) is of no kind among the model's layers (an MTP "
+                             "pattern's blocks must also appear in the main pattern)");
+  }
   // Mamba-2 mixers: every size positive; the groups share B and C among whole heads (Mamba2 asserts
   // nheads % ngroups == 0).
   if (m.mamba_heads < 0) positive(m.mamba_heads, "mamba_heads");

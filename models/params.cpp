@@ -17,8 +17,16 @@ void require_tp(int tp) {
 
 // Weights (+ biases) of one FFN with inner size f: gated 3·h·f (gate, up, down), plain 2·h·f; biases gated 2f + h,
 // plain f + h.
-std::int64_t ffn_params(const ModelSpec& m, std::int64_t f, bool biases) {
-  return (m.gated() ? 3 : 2) * m.hidden * f + (biases ? (m.gated() ? 2 * f : f) + m.hidden : 0);
+std::int64_t ffn_params(const ModelSpec& m, std::int64_t f, bool biases, std::int64_t width) {
+  return (m.gated() ? 3 : 2) * width * f + (biases ? (m.gated() ? 2 * f : f) + width : 0);
+}
+std::int64_t ffn_params(const ModelSpec& m, std::int64_t f, bool biases) { return ffn_params(m, f, biases, m.hidden); }
+
+// LatentMoE's two projections h → ℓ and ℓ → h (Megatron-Core moe_layer.py, transformers NemotronHMoE: Linear layers
+// with bias only under mlp_bias).
+std::int64_t latent_params(const ModelSpec& m) {
+  if (m.moe_latent <= 0) return 0;
+  return 2 * m.hidden * m.moe_latent + (m.has_ffn_bias() ? m.moe_latent + m.hidden : 0);
 }
 
 // Q/K normalisation weights: Qwen3 one RMSNorm of size d for Q and one for K (shared by the heads); OLMo 2 / OLMoE
@@ -86,8 +94,9 @@ LayerParams layer_params(const ModelSpec& m, LayerKind k) {
                   (m.has_out_bias() ? h : 0) + qk_norm_params(m) + (m.attention_sinks ? a : 0);
   }
   if (k.ffn == FfnKind::MoE) {
-    p.expert = ffn_params(m, m.expert_ffn_hidden, m.expert_bias || m.has_ffn_bias());
+    p.expert = ffn_params(m, m.expert_ffn_hidden, m.expert_bias || m.has_ffn_bias(), m.expert_width());
     p.ffn = m.experts * p.expert;
+    p.latent = latent_params(m);
     p.shared = m.shared_experts * ffn_params(m, m.shared_ffn(), m.has_ffn_bias()) + (m.shared_expert_gate ? h : 0);
     p.router = m.experts * h + (m.router_bias ? m.experts : 0);
   } else if (k.ffn == FfnKind::Dense) {
@@ -123,11 +132,19 @@ ParamCounts count_params(const ModelSpec& m) {
   if (m.mtp_layers > 0) {
     // DeepSeek-V3 README_WEIGHTS.md: each MTP module = enorm, hnorm, eh_proj (2h → h) and one transformer layer of
     // the main model's structure; embedding and output head shared. The module's final norm (shared_head.norm,
-    // Megatron's MTP final layernorm) is its own: 3 norms in all, as Megatron's `3 * hidden_size` MTP term.
-    const LayerParams p = layer_params(m, m.layer(m.layers - 1));
+    // Megatron's MTP final layernorm) is its own: 3 norms in all, as Megatron's `3 * hidden_size` MTP term. A hybrid
+    // model's module holds its pattern's blocks (Nemotron 3 Super "*E": an attention and an MoE block, each with its
+    // pre-norm); with mtp_repeated one module serves every depth, counted once.
+    std::int64_t total = 0, active = 0;
+    for (const LayerKind& k : m.mtp_module_kinds()) {
+      const LayerParams p = layer_params(m, k);
+      total += p.total();
+      active += p.active(m.experts_per_token);
+    }
     const std::int64_t extra = 2 * h * h + 3 * norm_params(m);
-    c.mtp = m.mtp_layers * (p.total() + extra);
-    c.mtp_active = m.mtp_layers * (p.active(m.experts_per_token) + extra);
+    const int modules = m.mtp_repeated ? 1 : m.mtp_layers;
+    c.mtp = modules * (total + extra);
+    c.mtp_active = modules * (active + extra);
   }
   return c;
 }
@@ -177,18 +194,22 @@ RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep
     if (m.attention_sinks) p += a_r;
   }
   const double mult = m.gated() ? 3 : 2;
-  auto split_ffn = [&](double f, double ways, bool biases) {
-    return mult * h * f / ways + (biases ? (m.gated() ? 2 * f : f) / ways + h : 0.0);
+  auto split_ffn = [&](double f, double ways, bool biases, double width) {
+    return mult * width * f / ways + (biases ? (m.gated() ? 2 * f : f) / ways + width : 0.0);
   };
   if (k.ffn == FfnKind::MoE) {
     const double e_t = etp > 0 ? etp : t;
     p += static_cast<double>(m.experts) * h + (m.router_bias ? m.experts : 0);
-    p += m.shared_experts * split_ffn(static_cast<double>(m.shared_ffn()), t, m.has_ffn_bias()) +
+    p += m.shared_experts * split_ffn(static_cast<double>(m.shared_ffn()), t, m.has_ffn_bias(), h) +
          (m.shared_expert_gate ? h : 0.0);
+    // LatentMoE's projections are "duplicated" TE linears (moe_layer.py parallel_mode="duplicated"): whole on every
+    // TP rank.
+    p += static_cast<double>(latent_params(m));
     out.expert = static_cast<double>(m.experts) / ep *
-                 split_ffn(static_cast<double>(m.expert_ffn_hidden), e_t, m.expert_bias || m.has_ffn_bias());
+                 split_ffn(static_cast<double>(m.expert_ffn_hidden), e_t, m.expert_bias || m.has_ffn_bias(),
+                           static_cast<double>(m.expert_width()));
   } else if (k.ffn == FfnKind::Dense) {
-    p += split_ffn(static_cast<double>(m.ffn_hidden), t, m.has_ffn_bias());
+    p += split_ffn(static_cast<double>(m.ffn_hidden), t, m.has_ffn_bias(), h);
   }
   p += static_cast<double>(m.norm_layers * norm_params(m));
   return out;

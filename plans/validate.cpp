@@ -119,6 +119,11 @@ std::optional<std::string> recompute_modules_error(const ModelSpec& m, const Tra
 // mixers (an all-to-all over heads in newer Megatron-Core) and the combined 1F1B schedule of --moe-a2a-overlap are not
 // modelled for them, nor the legacy / local / PyTorch stacks' layers.
 std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
+  // LatentMoE (any model): Megatron-Core's MoELayer asserts "Shared expert overlap not supported when MoE latent
+  // projections are used" (moe_layer.py preprocess).
+  if (m.moe_latent > 0 && t.moe_shared_expert_overlap)
+    return "--moe-shared-expert-overlap does not combine with the latent MoE of " + model_name(m) +
+           " (Megatron-Core refuses shared-expert overlap with MoE latent projections; drop the flag)";
   const HybridCounts hc = hybrid_counts(m);
   if (!hc.hybrid) return std::nullopt;
   const bool mamba = hc.mamba > 0;

@@ -179,8 +179,20 @@ TEST_CASE("hybrid input errors: one line naming the value") {
   const ModelSpec small = resolve_model(hf("hf_ok.json", ""));
   CHECK(small.layer(2) == kAttn);
   CHECK(small.mamba_groups == 2);
-  CHECK(contains(error_of(hf("hf1.json", R"(, "moe_latent_size": 64)")), "moe_latent_size"));
-  CHECK(contains(error_of(hf("hf2.json", R"(, "num_nextn_predict_layers": 1)")), "num_nextn_predict_layers"));
+  // LatentMoE is read (Nemotron 3 Super); MTP needs its block pattern, whose blocks must be kinds of the main stack.
+  CHECK(resolve_model(hf("hf1.json", R"(, "moe_latent_size": 64)")).moe_latent == 64);
+  CHECK(contains(error_of(hf("hf2.json", R"(, "num_nextn_predict_layers": 1)")),
+                 "num_nextn_predict_layers > 0 needs 'mtp_hybrid_override_pattern'"));
+  CHECK(contains(error_of(hf("hf5.json", R"(, "num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*-")")),
+                 "is of no kind among the model's layers"));
+  CHECK(resolve_model(hf("hf6.json", R"(, "num_nextn_predict_layers": 1, "mtp_hybrid_override_pattern": "*E")"))
+            .mtp_kinds.size() == 2);
+  CHECK(contains(error_of(write_model("h6.json", R"("layers": 2, "hidden": 256, "heads": 4, "ffn_hidden": 512,
+      "vocab": 1000, "seq_len": 128, "activation": "relu2", "layer_pattern": "*-", "moe_latent_size": 64)")),
+                 "key 'moe_latent_size' needs 'experts'"));
+  CHECK(contains(error_of(write_model("h7.json", R"("layers": 2, "hidden": 256, "heads": 4, "ffn_hidden": 512,
+      "vocab": 1000, "seq_len": 128, "activation": "relu2", "layer_pattern": "*-", "mtp_repeated": true)")),
+                 "key 'mtp_repeated' needs 'mtp_layers' > 0"));
   CHECK(contains(error_of(hf("hf3.json", R"(, "num_hidden_layers": 4)")),
                  "num_hidden_layers 4 disagrees with the 3 layers of the block pattern"));
   CHECK(contains(error_of(hf("hf4.json", R"(, "use_bias": true)")), "use_bias true is not modelled"));
@@ -193,4 +205,87 @@ TEST_CASE("hybrid input errors: one line naming the value") {
   CHECK(l.layer(0) == kMamba);
   CHECK(l.layer(1) == kMlp);
   CHECK(l.layer(2) == kAttn);
+}
+
+TEST_CASE("Nemotron-3-Super-120B-A12B: LatentMoE and a repeated hybrid MTP module; 120,668,687,360 parameters") {
+  const ModelSpec m = load("nemotron-3-super-120b-a12b.config.json");
+  // 88 blocks: 40 Mamba-2, 40 LatentMoE, 8 attention (the pattern's census); latent 1024; one MTP module "*E".
+  CHECK(m.layers == 88);
+  CHECK(m.count_layers(kMamba) == 40);
+  CHECK(m.count_layers(kMoe) == 40);
+  CHECK(m.count_layers(kAttn) == 8);
+  CHECK(m.moe_latent == 1024);
+  CHECK(m.expert_width() == 1024);
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.mtp_kinds == std::vector<LayerKind>{kAttn, kMoe});
+  // Mamba block (h 4096, 128 heads × 64 = d_in 8192, N 128, G 8, K 4): in_proj 4096·(2·8192 + 2·8·128 + 128)
+  // = 4096·18,560 = 76,021,760; conv 10,240·4 + 10,240 = 51,200; A, D, dt bias 3·128 = 384; gated norm 8,192;
+  // out_proj 8,192·4096 = 33,554,432 → 109,635,968; + norm 4,096 = 109,640,064.
+  CHECK(layer_params(m, kMamba).total() == 109'640'064);
+  // Attention block: 4096·4096 + 2·4096·256 + 4096·4096 = 35,651,584; + norm = 35,655,680.
+  CHECK(layer_params(m, kAttn).total() == 35'655'680);
+  // LatentMoE block: each of 512 experts up and down at the latent width, 2·1024·2688 = 5,505,024 (2,818,572,288 in
+  // all); latent projections 2·4096·1024 = 8,388,608; shared expert 2·4096·5376 = 44,040,192; router 512·4096
+  // = 2,097,152; norm 4,096 → 2,873,102,336 (the router's e_score_correction_bias, 512 fp32 values, is a buffer
+  // updated outside the optimizer, as for DeepSeek-V3: not counted). Active (22 experts): 2,873,102,336
+  // − 490·5,505,024 = 175,640,576.
+  const LayerParams e = layer_params(m, kMoe);
+  CHECK(e.expert == 5'505'024);
+  CHECK(e.latent == 8'388'608);
+  CHECK(e.total() == 2'873'102'336);
+  CHECK(e.active(22) == 175'640'576);
+  // Whole model: 40·109,640,064 + 8·35,655,680 + 40·2,873,102,336 + embedding and head 2·131,072·4096
+  // (1,073,741,824) + final norm 4,096 = 120,668,687,360 ("120B"); active 40·109,640,064 + 8·35,655,680
+  // + 40·175,640,576 + 1,073,745,920 = 12,770,216,960 ("12B active") — the active count a public parser derives from
+  // the BF16 checkpoint's safetensors headers (total minus the inactive backbone experts).
+  const ParamCounts c = count_params(m);
+  CHECK(c.total == 120'668'687'360);
+  CHECK(c.active == 12'770'216'960);
+  // The MTP module: eh_proj 2·4096·4096 = 33,554,432, three norms 12,288, an attention and a LatentMoE block
+  // 35,655,680 + 2,873,102,336 → 2,942,324,736; with it 123,611,012,096 — the BF16 checkpoint's safetensors headers
+  // give exactly these two (MTP 2,942,324,736, BF16 weights 123,611,012,096); Hugging Face's listed total
+  // 123,611,033,088 adds the 41 fp32 routing-bias buffers, 41·512 = 20,992.
+  CHECK(c.mtp == 2'942'324'736);
+  CHECK(c.total + c.mtp == 123'611'012'096);
+  // Megatron-Bridge trains it as two depths over that one module (mtp_repeated): the weights counted once.
+  const ModelSpec twin = load("nemotron_3_super_parsim.json");
+  CHECK(twin.mtp_layers == 2);
+  CHECK(twin.mtp_repeated);
+  CHECK(count_params(twin).total == c.total);
+  CHECK(count_params(twin).mtp == c.mtp);
+
+  // FLOPs per token, against Megatron-Bridge's flop_utils.py hybrid_flops (moe_latent_size branch): routed experts
+  // 4·1024·2688·22 = 242,221,056, latent projections 4·4096·1024 = 16,777,216, shared 4·4096·5376 = 88,080,384
+  // → 347,078,656, the table's 0.34708 GFLOP per MoE layer.
+  const LayerFlops f = layer_forward_flops(m, kMoe, 1, 1);
+  CHECK(f.experts == 242'221'056.0);
+  CHECK(f.latent == 16'777'216.0);
+  CHECK(f.experts + f.latent + f.shared == 347'078'656.0);
+  // Mamba projections 2·4096·18,560 + 2·8192·4096 = 219,152,384, Bridge's 2h·(2·d_in + 2GN + H) + 2·d_in·h with
+  // d_in = 2h = 8192 (exact for Super, whose 128 × 64 channels are 2h).
+  CHECK(layer_forward_flops(m, kMamba, 1, 1).mamba_proj == 219'152'384.0);
+  // The MTP depths' model FLOPs (×3 for training): per depth eh_proj 4·4096² = 67,108,864, the LM head
+  // 2·4096·131,072 = 1,073,741,824, an attention block at s = 8192 (QKV 2·4096·4608 = 37,748,736, O 33,554,432,
+  // scores and ·V 2·2·32·128·8192 = 134,217,728 full) and the MoE block 347,078,656 → 1,693,450,240 per token;
+  // ×2 depths ×3 = 10,160,701,440 per token.
+  CHECK(mtp_flops(twin, 1, 8192) / 8192 == doctest::Approx(10'160'701'440.0));
+
+  // One rank at tp 2 with SP: the latent projections whole on every rank (duplicated linears), on the rank's
+  // 8192/2 = 4096 tokens; each of 8 local experts (ep 64) gets 22·4096·... tokens at width 1024.
+  const LayerWork w = layer_work(m, kMoe, 1, 8192, 2, 1, true, Precision::BF16, ExpertSplit{64, 1, 1.0});
+  int latent = 0;
+  for (const GemmShape& g : w.gemms) {
+    if (g.kind == GemmKind::MoeLatent) {
+      ++latent;
+      CHECK(g.m == 4096);
+      CHECK(g.n * g.k == 4096 * 1024);
+    }
+    if (g.kind == GemmKind::RoutedExpert) CHECK((g.k == 1024 || g.n == 1024));
+  }
+  CHECK(latent == 2);
+  // Per-rank parameters at tp 2: the shared expert ÷2 (22,020,096), router 2,097,152, the latent projections whole
+  // 8,388,608, norm 4,096 → 32,509,952 dense; 8 local experts · 5,505,024 = 44,040,192 expert.
+  const RankParams rp = layer_params_per_rank(m, kMoe, 2, 64, 1);
+  CHECK(rp.dense == 32'509'952.0);
+  CHECK(rp.expert == 44'040'192.0);
 }

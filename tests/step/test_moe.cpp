@@ -737,3 +737,47 @@ TEST_CASE("--moe-a2a-overlap: the first forward and the last backward run alone 
                           32 * (po.fwd.ep_overlap_s + po.bwd.ep_overlap_s);
   CHECK(r.exposed_by_kind_s[Axis::ep] == doctest::Approx(expected).epsilon(1e-6));
 }
+
+TEST_CASE("MoE: LatentMoE dispatches the 1,024-wide latent; a hybrid MTP module is its pattern's blocks") {
+  // nemotron_3_super_parsim.json (h 4,096, latent ℓ 1,024, top-22) on tp1 ep64, mbs 1, seq 4096, bf16, the alltoall
+  // dispatcher, balanced: the router sees 4,096 tokens, 22 · 4,096 = 90,112 (token, expert) pairs leave each rank,
+  // each ℓ = 1,024 bf16 elements after fc1_latent_proj (moe_layer.py preprocess): 90,112 · 1,024 · 2 = 184,549,376 B
+  // per direction — a quarter of what h-wide tokens would carry.
+  ScenarioInput in;
+  in.model = kModels + "nemotron_3_super_parsim.json";
+  in.plan = "tp1pp1dp64ep64etp1";
+  in.gpu = "gb200";
+  in.train.seq = 4096;
+  in.train.mbs = 1;
+  in.train.gbs = 64;
+  in.train.moe_imbalance = 1.0;
+  in.train.precision = Precision::BF16;
+  in.train.moe_dispatcher = MoeDispatcher::AllToAll;
+  const Scenario sc = resolve_scenario(in);
+  const Hardware hw = megatron_compute(sc.hw);
+  const CostContext c = context(sc, hw);
+  const ExpertSplit x = expert_split(sc);
+  const LayerKind moe{AttentionKind::None, FfnKind::MoE};
+  const LayerWork lw = layer_work(sc.model, moe, 1, 4096, 1, 1, false, Precision::BF16, x);
+  CHECK(lw.routed_tokens_sent == 90112.0);
+  const GroupShape ep = group_shape(sc.plan, GroupKind::EP, sc.hw.node.gpus_per_node);
+  const MoeComm mc = moe_comm(c, lw, x);
+  CHECK(mc.a2a_fwd_s == doctest::Approx(2 * group_collective_s(c, Collective::AllToAll, 184549376.0, ep)));
+
+  // MTP: 2 depths (mtp_layers 2, one repeated "*E" module). Each depth adds to the head's forward the shifted-token
+  // embedding, eh_proj [T × 2h]·[2h × h] (m 4,096, n 4,096, k 8,192; bf16), the attention block and the LatentMoE
+  // block (the main stack's two kinds' passes) and the LM head again: head(with) = head(without) · 3 + 2·(embed +
+  // attention + MoE + eh_proj · slowest-GPU factor).
+  Scenario without = sc;
+  without.model.mtp_layers = 0;
+  const StepCosts kw = compute_step_costs(sc), k0 = compute_step_costs(without);
+  const LayerKind attn{AttentionKind::Full, FfnKind::None};
+  double layers = 0;
+  for (const LayerKindCosts& kc : k0.kinds)
+    if (kc.kind == attn || kc.kind == moe) layers += kc.pass[PassKind::Forward].duration_s();
+  const double slow = slowest_gpu_factor(sc.hw, sc.plan.world());
+  const double eh = gemm_time_s(hw, 4096, 4096, 8192, Precision::BF16);
+  const double expect = k0.head[PassKind::Forward].duration_s() * 3 +
+                        2 * (k0.embed[PassKind::Forward].duration_s() + layers + eh * slow);
+  CHECK(kw.head[PassKind::Forward].duration_s() == doctest::Approx(expect).epsilon(1e-9));
+}

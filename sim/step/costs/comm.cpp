@@ -80,7 +80,7 @@ double flex_exchange_s(const CostContext& c, const LayerWork& lw, const ExpertSp
   const ModelSpec& m = sc.model;
   const GroupShape g = group_shape(sc.plan, GroupKind::EP, c.hw.node.gpus_per_node);
   const double tokens = lw.routed_tokens_sent / m.experts_per_token;
-  const double bytes_per_token = static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision) *
+  const double bytes_per_token = static_cast<double>(m.expert_width()) * activation_element_bytes(sc.train.precision) *
                                  x.imbalance;
   const int k = m.experts_per_token, E = m.experts;
   double t = 0;
@@ -110,7 +110,8 @@ MoeComm moe_comm(const CostContext& c, const LayerWork& lw, const ExpertSplit& x
   const Plan& pl = sc.plan;
   const ModelSpec& m = sc.model;
   const int gpn = c.hw.node.gpus_per_node;
-  const double e = activation_element_bytes(sc.train.precision), h = static_cast<double>(m.hidden);
+  // A routed token is h wide, or ℓ with LatentMoE (the projection runs before the dispatch, moe_layer.py preprocess).
+  const double e = activation_element_bytes(sc.train.precision), h = static_cast<double>(m.expert_width());
   const int etp = pl.expert_tp();
   const bool tokens_sharded = sc.train.sp || pl.tp == 1;
   if (sc.train.moe_dispatcher == MoeDispatcher::AllGather) {

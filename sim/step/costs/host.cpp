@@ -462,6 +462,9 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   }
   if (etp > 1) f.colls += 2;
   f += {2 * linear + 2 * per_gemm_groups * kCublas + act_ops * kOp, 2 * per_gemm_groups + act_ops, 0};  // grouped MLP
+  // LatentMoE: fc1_latent_proj before the dispatch and fc2_latent_proj after the combine, two Linear modules.
+  const bool latent = m.moe_latent > 0;
+  if (latent) f += {2 * linear, 2, 0};
   // Expert biases on the TEGroupedMLP path (layer.cpp expert_bias_work): the FC2 output split by expert, b·p and the
   // add per local expert, the concatenation and the cast back — Python ops each.
   if (!fused && (m.expert_bias || m.has_ffn_bias())) f += {(2 * local + 3) * kOp, 2 * local + 1 + (flex ? 1 : 0), 0};
@@ -490,6 +493,7 @@ MoeInventory moe_inventory(const CostContext& c, HostStack st) {
   I.dgrad = {kBwdRatio * (f.us - kSync - expert_py_fwd - 2 * per_gemm_groups * kCublas) + 2 * per_gemm_groups * kCublas,
              2 * (f.kernels - 2 * per_gemm_groups) + 2 * per_gemm_groups, f.colls - (flex || ep * etp <= 1 ? 0 : 1)};
   I.wgrad = {kBwdRatio * linear + 2 * per_gemm_groups * kCublas + expert_py_bwd, 2 * per_gemm_groups, 0};
+  if (latent) I.wgrad += {kBwdRatio * linear, 2, 0};  // the two projections' wgrad GEMMs
   return I;
 }
 
@@ -588,7 +592,8 @@ LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
     L.fwd += I.fwd;
     L.dgrad += I.dgrad;
     L.wgrad += I.wgrad;
-    tensors = 1 + 2 + (m.shared_experts > 0 ? 2 : 0);  // norm, router, the grouped experts' fc1 / fc2 (+ shared)
+    // norm, router, the grouped experts' fc1 / fc2 (+ shared, + LatentMoE's two projections)
+    tensors = 1 + 2 + (m.shared_experts > 0 ? 2 : 0) + (m.moe_latent > 0 ? 2 : 0);
   }
   // Megatron DDP's per-parameter hooks (as layer_inventory: the GEMM weights' gradients are accumulated by the GEMMs
   // themselves unless --no-gradient-accumulation-fusion).

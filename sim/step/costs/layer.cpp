@@ -97,7 +97,7 @@ struct MemoryWork {
 MemoryWork alltoall_sort(const Scenario& sc, const LayerWork& lw, const ExpertSplit& split) {
   const ModelSpec& m = sc.model;
   if (sc.train.moe_dispatcher != MoeDispatcher::AllToAll || split.ep <= 1 || m.experts / split.ep <= 1) return {};
-  return {4.0 * lw.routed_tokens_received * static_cast<double>(m.hidden) * activation_element_bytes(sc.train.precision),
+  return {4.0 * lw.routed_tokens_received * static_cast<double>(m.expert_width()) * activation_element_bytes(sc.train.precision),
           2};
 }
 
@@ -123,7 +123,7 @@ MemoryWork expert_bias_work(const Scenario& sc, const LayerWork& lw, const Exper
   const double pb = sc.train.moe_dispatcher == MoeDispatcher::Flex ? std::max(4.0, e) : e;
   const bool cast = pb > e;
   const double per_element = pb + (e + 2 * pb) + 2 * pb + (cast ? pb + e : 0.0);
-  return {per_element * lw.routed_tokens_received * static_cast<double>(m.hidden), 2 * local + 1 + (cast ? 1 : 0)};
+  return {per_element * lw.routed_tokens_received * static_cast<double>(m.expert_width()), 2 * local + 1 + (cast ? 1 : 0)};
 }
 
 // Elements of this rank's query and key heads in one layer pass: tokens · (a/t + kv_r) · d — what a RoPE rotates
@@ -367,7 +367,7 @@ RopeWork unfused_rope_work(const Scenario& sc, const LayerWork& lw) {
 MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
   if (sc.train.precision != Precision::FP8 || sc.train.moe_fused_grouped_mlp) return {};
   if (routed_gemms(lw).groups == 0) return {};
-  return {4.0 * lw.routed_tokens_received * static_cast<double>(sc.model.hidden) *
+  return {4.0 * lw.routed_tokens_received * static_cast<double>(sc.model.expert_width()) *
               activation_element_bytes(sc.train.precision),
           3};
 }
@@ -637,14 +637,16 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
     const double shared_act = tokens * act_rw * k_of("shared_out") * e;
     if (r.has(RecomputeModule::Moe)) {
       const double moe_f = gemms_fwd([](const GemmShape& g) {
-        return g.kind == GemmKind::Router || g.kind == GemmKind::SharedExpert || g.kind == GemmKind::RoutedExpert;
+        return g.kind == GemmKind::Router || g.kind == GemmKind::SharedExpert || g.kind == GemmKind::RoutedExpert ||
+               g.kind == GemmKind::MoeLatent;
       });
       const double shared_f = gemms_fwd([](const GemmShape& g) { return g.kind == GemmKind::SharedExpert; });
       // The MoE block's memory-bound work as layer_work counts it (router scores, permute / unpermute, the
       // activations) plus the alltoall dispatcher's chunk sort when layer_costs prices it.
       // (The routed activation is in the fused grouped MLP's GEMM epilogue with --moe-fused-grouped-mlp.)
       const bool fused = tr.moe_fused_grouped_mlp;
-      double bytes = sp_tokens * (e + 4.0) * m.experts + 4.0 * lw.routed_tokens_sent * h * e +
+      double bytes = sp_tokens * (e + 4.0) * m.experts +
+                     4.0 * lw.routed_tokens_sent * static_cast<double>(m.expert_width()) * e +
                      (fused ? 0.0 : lw.routed_tokens_received * act_rw * k_of("expert_fc2") * e) + shared_act;
       int kernels = kMoeKernelsFwd + (fused ? 0 : 1);
       const MemoryWork sort = alltoall_sort(sc, lw, expert_split(sc));

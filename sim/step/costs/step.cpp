@@ -58,7 +58,23 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   for (LayerKindCosts& k : out.kinds) add_layer_host(c, out.host, k.pass, k.kind);
   out.layer = out.kinds.front().pass;
   add_edge_host(c, out.host, out.embed, out.head);
-  add_mtp_costs(c, out.embed, out.kind_of(m.layers - 1).pass, out.head);
+  if (m.mtp_layers > 0) {
+    // The MTP module's layers: the main model's last layer kind (DeepSeek-V3), or a hybrid model's MTP pattern
+    // (Nemotron 3 Super "*E": its attention and MoE kinds' passes added; validate_model requires every MTP kind
+    // among the main layers, so each has its costs here).
+    PassCosts module;
+    for (const LayerKind& k : m.mtp_module_kinds()) {
+      const LayerKindCosts* found = nullptr;
+      for (const LayerKindCosts& kc : out.kinds)
+        if (kc.kind == k) found = &kc;
+      if (found == nullptr) throw InputError("model '" + m.name + "': an MTP layer kind is not among its layers");
+      module.fwd += found->pass.fwd;
+      module.bwd += found->pass.bwd;
+      module.bwd_input += found->pass.bwd_input;
+      module.bwd_weight += found->pass.bwd_weight;
+    }
+    add_mtp_costs(c, out.embed, module, out.head);
+  }
   const P2PCost p2p = p2p_cost(c);
   out.p2p_s = p2p.time_s;
   out.p2p_bytes = p2p.bytes;
@@ -80,7 +96,8 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
                       static_cast<double>(m.head_dim) * e;
     out.nic_share[Axis::cp] = nic_share(Collective::SendRecv, kv, c.cp_group);
     if (pl.ep > 1 && m.experts_per_token > 0) {
-      const double sent = A / ((tr.sp || pl.tp == 1) ? pl.tp : 1) * m.experts_per_token;
+      const double width = static_cast<double>(m.expert_width()) / static_cast<double>(m.hidden);  // LatentMoE: ℓ/h
+      const double sent = A / ((tr.sp || pl.tp == 1) ? pl.tp : 1) * m.experts_per_token * width;
       out.nic_share[Axis::ep] = nic_share(Collective::AllToAll, sent, group_shape(pl, GroupKind::EP, gpn));
     }
   }
