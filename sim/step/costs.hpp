@@ -175,6 +175,9 @@ struct StepCosts {
   // Parameters held per rank (after TP / EP / ETP split), for gradient/parameter traffic and the optimizer.
   double layer_params = 0;            // kinds[0].params.total(): every layer's when the model is uniform
   double embed_params = 0, head_params = 0;
+  // The MTP modules' parameters per rank (on the head's stage, Megatron places them with the loss): each module's
+  // blocks (layer_params_per_rank of mtp_module_kinds), eh_proj 2h·h/t and three norms; once with mtp_repeated.
+  RankParams mtp_params{};
   // Data-parallel group (DP×CP: gradients reduce over both, Megatron-Core) and HSDP sub-groups. A schedule with two
   // parameter copies (DualPipe) reduces each copy's gradients together with its mirror stage's: the group doubles.
   GroupShape dp_group, shard_group, replica_group;

@@ -3,6 +3,7 @@
 // outputs, and models mixing dense and MoE layers (DeepSeek-V3's first_k_dense_replace). Expected values are derived
 // in the comments from the model shapes (tests/data/models/*.config.json) and the formulas of sim/step/costs/.
 #include "helpers.hpp"
+#include "sim/step/analysis.hpp"
 #include "sim/step/costs.hpp"
 
 #include <doctest/doctest.h>
@@ -260,6 +261,18 @@ TEST_CASE("MoE: DeepSeek-V3's multi-token-prediction module runs on the last vir
                           last_b.compute_s + eh_b * slow;
   CHECK(kw.head[PassKind::Backward].compute_s == doctest::Approx(expect_b).epsilon(1e-9));
   CHECK(kw.head[PassKind::Forward].host_s > k0.head[PassKind::Forward].host_s);
+  // Its parameters live on the last stage (Megatron-Core builds the MTP block with the loss): at tp 1 the whole
+  // module's dense part — count_params' mtp (11.61 B: eh_proj 2·7168², three norms, one MoE layer) less its routed
+  // experts 256·3·7168·2048 = 11,274,289,152 — and 1/ep32 of those experts, 352,321,536. They are reduced over DP,
+  // stepped by the optimizer and held in memory with the stage's own.
+  const ParamCounts pc = count_params(with.model);
+  const double routed = 256.0 * 3 * 7168 * 2048;
+  CHECK(kw.mtp_params.dense == doctest::Approx(static_cast<double>(pc.mtp) - routed));
+  CHECK(kw.mtp_params.expert == doctest::Approx(routed / 32));
+  const RankParams last_w = stage_params(kw, 7), last_0 = stage_params(k0, 7);
+  CHECK(last_w.dense - last_0.dense == doctest::Approx(static_cast<double>(pc.mtp) - routed));
+  CHECK(last_w.expert - last_0.expert == doctest::Approx(352'321'536.0));
+  CHECK(stage_params(kw, 0).total() == stage_params(k0, 0).total());
   // Nothing else moves: the layers and the embedding are the same.
   CHECK(kw.layer[PassKind::Forward].duration_s() == doctest::Approx(k0.layer[PassKind::Forward].duration_s()));
   CHECK(kw.embed[PassKind::Forward].duration_s() == doctest::Approx(k0.embed[PassKind::Forward].duration_s()));

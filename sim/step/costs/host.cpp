@@ -829,7 +829,8 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
     int layers = 0;
     for (int v = 0; v < pl.vpp; ++v) layers += k.layers_per_chunk[v * P + s];
     double tensors = layers * tensors_layer + (s == 0 ? 2 : 0) + (s == P - 1 ? 2 : 0);
-    double elems = layers * k.layer_params + (s == 0 ? k.embed_params : 0) + (s == P - 1 ? k.head_params : 0);
+    double elems = layers * k.layer_params + (s == 0 ? k.embed_params : 0) +
+                   (s == P - 1 ? k.head_params + k.mtp_params.total() : 0);
     // The distributed optimizer / ZeRO shard: a contiguous 1/N slice of the flat buffer (≈ tensors/N + 1 pieces).
     if (shards > 1) {
       tensors = tensors / shards + 1;

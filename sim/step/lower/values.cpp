@@ -14,7 +14,10 @@ RankParams Builder::segment_params(int lb, int le, std::uint8_t edges) const {
                                             k_.kinds.front().params.expert * (le - lb)}
                                : k_.range_params(lb, le);
   if (edges & kEdgeEmbedding) rp.dense += k_.embed_params;
-  if (edges & kEdgeHead) rp.dense += k_.head_params;
+  if (edges & kEdgeHead) {
+    rp.dense += k_.head_params + k_.mtp_params.dense;
+    rp.expert += k_.mtp_params.expert;
+  }
   return rp;
 }
 
