@@ -748,6 +748,39 @@ TEST_CASE("validation: LatentMoE and hybrid MTP nothing was fitted to — NVIDIA
   CHECK(abs_sum / n <= 0.19);
 }
 
+TEST_CASE("validation: a hybrid Mamba-2 model's allocated memory and step in Megatron-LM's CI, held out (S62)") {
+  // tests/data/validation/hybrid_ci.csv: NVIDIA's golden values of Megatron-LM's hybrid functional tests (a 44-layer,
+  // 1024-wide model of 20 Mamba-2, 20 MLP and 4 attention blocks; MBS 4, GBS 32, seq 1024, bf16, 8 GPUs at
+  // TP 1 / 2 and PP 1 / 2 (VP 2) / 4), written after the hybrid model was added and evaluated once; nothing fitted,
+  // not in --cv. mem-max-allocated-bytes is torch.cuda.max_memory_allocated() of the last rank (last pipeline stage),
+  // so the prediction compared is that stage's allocated peak; the Mamba mixers' saved tensors
+  // (models/activations.cpp mamba_saved_bytes_per_token) are the largest per-layer term at these sizes. Measured at this
+  // commit: memory −1.1 / −1.6 / −2.2 / −1.6 / −2.9 % (mean 1.9 %; issue 9 item 4 asks 2 %); step H100 −14 … −17 %
+  // (the host-bound regime of S53, whose Megatron-Core host constant these rows did not set), the A100 row +30 %
+  // (measured as fast as the H100 one, 0.249 vs 0.245 s, where parsim has the A100's GPU work 1.5× the H100's).
+  // Bounds: memory within 3 % per row and 2 % mean; step mean ≤ 20 %, each within 31 %.
+  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/hybrid_ci.csv";
+  const std::vector<PublishedRun> runs = load_published_runs(path);
+  REQUIRE(runs.size() == 5);
+  double mem_sum = 0, time_sum = 0;
+  int n = 0;
+  for (const auto& r : evaluate_runs(runs)) {
+    CAPTURE(r.run->row_id());
+    REQUIRE(r.ok);
+    REQUIRE(!r.report.stages.empty());
+    const double meas_gib = r.run->measured_memory_gb() * kGB / kGiB;
+    const double mem_err = (r.report.stages.back().allocated_peak_gib - meas_gib) / meas_gib;
+    CHECK(std::fabs(mem_err) <= 0.03);
+    CHECK(std::fabs(r.error) <= 0.31);
+    mem_sum += std::fabs(mem_err), time_sum += std::fabs(r.error), ++n;
+  }
+  REQUIRE(n == 5);
+  std::printf("hybrid CI held out (S62): %d rows, memory mean |err| %.1f %%, step mean |err| %.1f %%\n", n,
+              100 * mem_sum / n, 100 * time_sum / n);
+  CHECK(mem_sum / n <= 0.02);
+  CHECK(time_sum / n <= 0.20);
+}
+
 TEST_CASE("validation: torchtitan's peak reserved memory bounds the predicted allocated peak (S46, S48)") {
   // The torchtitan benchmarks (S46, S48 in nvidia_hopper_2025.csv) publish the peak *reserved* memory of the caching
   // allocator (torch.cuda.memory_stats()['reserved_bytes.all.peak'], the maximum over the GPUs), which is never below
