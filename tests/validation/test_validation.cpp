@@ -39,6 +39,27 @@ const std::vector<RowResult>& results() {
   return r;
 }
 
+// A held-out file (nothing fitted to it, not in --cv): every row simulates, each within row_bound (and, when asked,
+// reported as fitting), the mean |error| within mean_bound; prints the mean under `label`.
+void check_held_out(const char* file, std::size_t rows, double row_bound, double mean_bound, const char* label,
+                    bool check_fits, const char* gpu = nullptr) {
+  const std::vector<PublishedRun> runs = load_published_runs(std::string(PARSIM_TEST_DATA) + "/validation/" + file);
+  REQUIRE(runs.size() == rows);
+  double abs_sum = 0;
+  std::size_t n = 0;
+  for (const auto& r : evaluate_runs(runs)) {
+    CAPTURE(r.run->row_id());
+    REQUIRE(r.ok);
+    if (gpu) CHECK(r.args.gpu == gpu);
+    CHECK(std::fabs(r.error) <= row_bound);
+    if (check_fits) CHECK(r.report.memory.fits);
+    abs_sum += std::fabs(r.error), ++n;
+  }
+  REQUIRE(n == rows);
+  std::printf("%s: %zu rows, mean |err| %.1f %%\n", label, n, 100 * abs_sum / static_cast<double>(n));
+  CHECK(abs_sum / static_cast<double>(n) <= mean_bound);
+}
+
 }  // namespace
 
 TEST_CASE("validation: every usable published run simulates") {
@@ -674,21 +695,7 @@ TEST_CASE("validation: a GPU nothing was fitted to — the GB300 rows of Megatro
   // +27.3, G0002 +32.7, G0003 +25.2, G0004 −5.6, G0005 −13.6, G0006 +16.7, G0007 +11.8 %). The bounds hold that state
   // (mean ≤ 21 %, every row within 35 %) so that any change to it shows; a measured GB300 GEMM ceiling is what would
   // settle the dense rows.
-  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/gb300_holdout.csv";
-  const std::vector<PublishedRun> runs = load_published_runs(path);
-  REQUIRE(runs.size() == 7);
-  double abs_sum = 0;
-  int n = 0;
-  for (const auto& r : evaluate_runs(runs)) {
-    CAPTURE(r.run->row_id());
-    REQUIRE(r.ok);
-    CHECK(r.args.gpu == "gb300");
-    CHECK(std::fabs(r.error) <= 0.35);
-    abs_sum += std::fabs(r.error), ++n;
-  }
-  REQUIRE(n == 7);
-  std::printf("GB300 held out (S59): %d rows, mean |err| %.1f %%\n", n, 100 * abs_sum / n);
-  CHECK(abs_sum / n <= 0.21);
+  check_held_out("gb300_holdout.csv", 7, 0.35, 0.21, "GB300 held out (S59)", false, "gb300");
 }
 
 TEST_CASE("validation: a model family nothing was fitted to — NVIDIA's Nemotron 3 Nano (hybrid Mamba-2 MoE), held out (S60)") {
@@ -703,21 +710,7 @@ TEST_CASE("validation: a model family nothing was fitted to — NVIDIA's Nemotro
   // the sign and size of parsim's other fine-grained MoE rows (moe.csv: GPT-OSS −16 … −25 %, Qwen3-30B-A3B on H100
   // −17 … −18 %), whose missing time is not identified; the Mamba mixers are 28 % of the model's FLOPs. The bounds hold
   // that state (mean ≤ 22 %, every row within 30 %, every run fitting in memory) so that any change to it shows.
-  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/hybrid_holdout.csv";
-  const std::vector<PublishedRun> runs = load_published_runs(path);
-  REQUIRE(runs.size() == 20);
-  double abs_sum = 0;
-  int n = 0;
-  for (const auto& r : evaluate_runs(runs)) {
-    CAPTURE(r.run->row_id());
-    REQUIRE(r.ok);
-    CHECK(std::fabs(r.error) <= 0.30);
-    CHECK(r.report.memory.fits);
-    abs_sum += std::fabs(r.error), ++n;
-  }
-  REQUIRE(n == 20);
-  std::printf("Nemotron 3 Nano held out (S60): %d rows, mean |err| %.1f %%\n", n, 100 * abs_sum / n);
-  CHECK(abs_sum / n <= 0.22);
+  check_held_out("hybrid_holdout.csv", 20, 0.30, 0.22, "Nemotron 3 Nano held out (S60)", true);
 }
 
 TEST_CASE("validation: LatentMoE and hybrid MTP nothing was fitted to — NVIDIA's Nemotron 3 Super, held out (S61)") {
@@ -731,21 +724,7 @@ TEST_CASE("validation: LatentMoE and hybrid MTP nothing was fitted to — NVIDIA
   // GB300 −21 … −26 %, GB200 −11 … −16 %, B300 −10 … −20 %, B200 −20 … −21 %) — the sign of the Nano rows (S60) and
   // of parsim's other fine-grained MoE rows. The bounds hold that state (mean ≤ 19 %, every row within 27 %, every
   // run fitting in memory) so that any change to it shows.
-  const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/nemotron3_super_holdout.csv";
-  const std::vector<PublishedRun> runs = load_published_runs(path);
-  REQUIRE(runs.size() == 15);
-  double abs_sum = 0;
-  int n = 0;
-  for (const auto& r : evaluate_runs(runs)) {
-    CAPTURE(r.run->row_id());
-    REQUIRE(r.ok);
-    CHECK(std::fabs(r.error) <= 0.27);
-    CHECK(r.report.memory.fits);
-    abs_sum += std::fabs(r.error), ++n;
-  }
-  REQUIRE(n == 15);
-  std::printf("Nemotron 3 Super held out (S61): %d rows, mean |err| %.1f %%\n", n, 100 * abs_sum / n);
-  CHECK(abs_sum / n <= 0.19);
+  check_held_out("nemotron3_super_holdout.csv", 15, 0.27, 0.19, "Nemotron 3 Super held out (S61)", true);
 }
 
 TEST_CASE("validation: a hybrid Mamba-2 model's allocated memory and step in Megatron-LM's CI, held out (S62)") {
