@@ -59,6 +59,17 @@ class Predict(unittest.TestCase):
         self.assertEqual(parsim.predict(model="llama7b", plan="tp8pp2dp4", gbs=None),
                          parsim.predict(model="llama7b", plan="tp8pp2dp4"))
 
+    def test_hybrid_model_from_its_config(self):
+        # A Hugging Face nemotron_h config (Nemotron 3 Nano: 23 Mamba-2, 6 attention, 23 MoE blocks) through the
+        # module: the CLI's dict, with the hybrid block counts; a plan the mixer cannot split is the CLI's error.
+        cfg = os.path.join(DATA, "models", "nemotron-3-nano-30b-a3b.config.json")
+        d = parsim.predict(model=cfg, plan="tp1pp1dp8ep8etp1zero1", gpu="h100", seq=4096, gbs=64, mbs=1)
+        self.assertEqual(d, cli_json("--model", cfg, "--plan", "tp1pp1dp8ep8etp1zero1", "--gpu", "h100", "--seq",
+                                     "4096", "--gbs", "64", "--mbs", "1"))
+        self.assertEqual(d["model"]["hybrid_layers"], {"mamba": 23, "attention": 6, "mlp": 0, "moe": 23})
+        with self.assertRaisesRegex(ValueError, "tp16 does not divide the 64 Mamba heads and 8 groups"):
+            parsim.predict(model=cfg, plan="tp16pp1dp1ep8etp1", gpu="h100", gpus_per_node=16, seq=4096, gbs=16)
+
     def test_bad_input_raises_value_error_with_the_cli_message(self):
         for args, kw in [(("--model", "llama7b", "--plan", "tp3"), dict(model="llama7b", plan="tp3")),
                          (("--model", "no-such-model", "--plan", "tp8"), dict(model="no-such-model", plan="tp8")),
