@@ -89,6 +89,7 @@ const FieldTable<PlanResult>& result_fields() {
           [a](R& r, const json& v) { r.exposed_by_kind_s[a] = v.get<double>(); });
     num("memory.peak_gib", "peak_gib", &R::peak_gib);
     num("memory.allocated_peak_gib", "allocated_peak_gib", &R::allocated_peak_gib);
+    num("memory.required_gib", "required_gib", &R::required_gib);
     num("memory.capacity_gib", "capacity_gib", &R::capacity_gib);
     add("memory.fits", "fits", T::Bool, [](const R& r) { return ojson(r.fits); }, [](R& r, const json& v) { r.fits = v.get<bool>(); });
     add("main_loss.kind", "main_loss", T::Text, [](const R& r) { return ojson(r.main_loss); },
@@ -208,8 +209,10 @@ const std::vector<TableColumn>& table_columns(bool train) {
       {"MFU", 8, true, [](const PlanResult& r) { return pct(r.mfu); }},
       {"tok/s/GPU", 11, true,
        [](const PlanResult& r) { return fmt_fixed(r.tokens_per_s / static_cast<double>(r.plan.world()), 0); }},
-      {"peak/cap GiB", 15, true,
-       [](const PlanResult& r) { return fmt_fixed(r.peak_gib, 1) + "/" + fmt_fixed(r.capacity_gib, 1); }},
+      // What the fit verdict compares: live tensors + context + communication buffers (the predict table's "needs"),
+      // not the reserved peak with the allocator's cache, which may exceed the capacity of a plan that fits.
+      {"need/cap GiB", 15, true,
+       [](const PlanResult& r) { return fmt_fixed(r.required_gib, 1) + "/" + fmt_fixed(r.capacity_gib, 1); }},
       {"bubble", 8, true, [](const PlanResult& r) { return pct(r.bubble_fraction); }},
       {"exp.comm s", 12, true, [](const PlanResult& r) { return fmt_fixed(r.exposed_comm_s, 3); }},
       {"", 2, false, [](const PlanResult&) { return std::string(); }},

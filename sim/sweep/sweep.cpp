@@ -65,6 +65,7 @@ void fill_identity(const Scenario& sc, PlanResult& r) {
 void fill_memory(const MemoryReport& m, PlanResult& r) {
   r.peak_gib = m.peak_gib;
   r.allocated_peak_gib = m.allocated_peak_gib;
+  r.required_gib = m.required_gib;
   r.capacity_gib = m.capacity_gib;
   r.fits = m.fits;
 }

@@ -63,6 +63,7 @@ struct PlanResult {
   double exposed_comm_s = 0;
   PerAxis<double> exposed_by_kind_s{};
   double peak_gib = 0, allocated_peak_gib = 0, capacity_gib = 0;
+  double required_gib = 0;  // what the fit verdict compares with the capacity (MemoryReport::required_gib)
   bool fits = false;
   // The largest loss: "bubble" (bubble_fraction × step) or the exposed communication of one kind ("tp comm", …).
   std::string main_loss;
