@@ -199,8 +199,9 @@ HybridCounts hybrid_counts(const ModelSpec& m);
 // Policies (details in model_io.cpp): parsim JSON `kv_heads` is optional (default `heads`), `"bias"` also accepts
 // "qkv", optional `"dropout"` (default false), MoE / MLA / sliding-window keys (docs/cli.md). HF configs: families
 // llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gpt2, phi3, olmo2, olmoe, falcon,
-// gpt_neox, deepseek_v2, deepseek_v3, gpt_oss; shape keys read, known shape-neutral keys ignored, any other key is an
-// error; RoPE models get seq_len = min(max_position_embeddings, 8192), learned-position models n_positions. The
+// gpt_neox, deepseek_v2, deepseek_v3, gpt_oss, nemotron_h (hybrid Mamba-2, LatentMoE, hybrid MTP); shape keys read,
+// known shape-neutral keys ignored, any other key is an error; RoPE models get seq_len = min(max_position_embeddings,
+// 8192), learned-position models n_positions. The
 // returned spec is validated and has head_dim resolved.
 ModelSpec resolve_model(const std::string& name_or_path);
 std::vector<std::string> model_preset_names();
