@@ -149,6 +149,10 @@ TEST_CASE("examples/models parse and count as their README says") {
   CHECK(count_params(resolve_model(kExamples + "llama3.2-1b.json")).total == 1'235'814'400);
   // GPT-2 medium: 24·(12·1024² + 13·1024) = 302,309,376; + (50257 + 1024)·1024 + 2·1024 = 354,823,168.
   CHECK(count_params(resolve_model(kExamples + "gpt2-medium.config.json")).total == 354'823'168);
+  // The hybrid example has Nemotron 3 Nano's shape: the counts test_hybrid derives from its config.json.
+  const ParamCounts hybrid = count_params(resolve_model(kExamples + "hybrid-mamba2-moe.json"));
+  CHECK(hybrid.total == 31'577'937'344);
+  CHECK(hybrid.active == 3'580'073'408);
 }
 
 TEST_CASE("bad input: every class is one InputError line naming the value") {
