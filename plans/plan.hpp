@@ -78,6 +78,10 @@ std::optional<std::string> recompute_op_error(const ModelSpec& m, const Training
 // attention (costs/layer.cpp prices rope_utils.py's unfused path of standard attention); nullopt otherwise. A model-
 // and training-level check: plan_error asks it, and the sweep once per stack before enumerating it.
 std::optional<std::string> rope_fusion_error(const ModelSpec& m, const TrainingConfig& t);
+// A hybrid (single-block, Mamba-2) model's stack: Megatron-Core's MambaModel with Transformer Engine, no
+// --moe-a2a-overlap; LatentMoE refuses --moe-shared-expert-overlap. The message plan_error gives, or nullopt. Model-
+// and training-level: the sweep asks it once per stack before enumerating it.
+std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t);
 // Non-fatal remarks worth reporting (e.g. "tp8 spans 2 nodes", "kv heads replicated 2x").
 std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 

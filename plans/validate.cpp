@@ -118,7 +118,7 @@ std::optional<std::string> recompute_modules_error(const ModelSpec& m, const Tra
 // and groups over TP ("nheads % tp == 0", "ngroups % tp == 0" in its __init__); context parallelism of the Mamba
 // mixers (an all-to-all over heads in newer Megatron-Core) and the combined 1F1B schedule of --moe-a2a-overlap are not
 // modelled for them, nor the legacy / local / PyTorch stacks' layers.
-std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
+std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t) {
   // LatentMoE (any model): Megatron-Core's MoELayer asserts "Shared expert overlap not supported when MoE latent
   // projections are used" (moe_layer.py preprocess).
   if (m.moe_latent > 0 && t.moe_shared_expert_overlap)
@@ -126,13 +126,20 @@ std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const
            " (Megatron-Core refuses shared-expert overlap with MoE latent projections; drop the flag)";
   const HybridCounts hc = hybrid_counts(m);
   if (!hc.hybrid) return std::nullopt;
-  const bool mamba = hc.mamba > 0;
   if (t.stack != Stack::Megatron || t.local_layers)
-    return model_name(m) + " is a hybrid model (single-block layers" + std::string(mamba ? ", Mamba-2 mixers" : "") +
+    return model_name(m) + " is a hybrid model (single-block layers" + std::string(hc.mamba > 0 ? ", Mamba-2 mixers" : "") +
            "), modelled as Megatron-Core's MambaModel with Transformer Engine: use --stack megatron without "
            "--transformer-impl local (got --stack " + to_string(t.stack) + (t.local_layers ? ", local layers)" : ")");
   if (t.moe_a2a_overlap)
     return "--moe-a2a-overlap is not modelled for a hybrid model such as " + model_name(m) + " (drop the flag)";
+  return std::nullopt;
+}
+
+std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
+  if (auto e = hybrid_stack_error(m, t)) return e;
+  const HybridCounts hc = hybrid_counts(m);
+  if (!hc.hybrid) return std::nullopt;
+  const bool mamba = hc.mamba > 0;
   if (mamba) {
     if (m.mamba_heads % p.tp != 0 || m.mamba_groups % p.tp != 0) {
       std::vector<int> valid;
@@ -177,7 +184,8 @@ std::optional<std::string> rope_fusion_error(const ModelSpec& m, const TrainingC
   if (t.rope_fusion || t.stack != Stack::Megatron) return std::nullopt;
   if (m.position != PositionKind::RoPE)
     return "--no-rope-fusion: " + model_name(m) + " has no rotary embedding (its \"position\" is " +
-           (m.position == PositionKind::ALiBi ? "alibi" : "learned") + "); drop the flag";
+           (m.position == PositionKind::ALiBi ? "alibi" : m.position == PositionKind::None ? "none" : "learned") +
+           "); drop the flag";
   for (const auto& kc : m.layer_kind_counts())
     if (kc.first.attention == AttentionKind::MLA)
       return "--no-rope-fusion is priced for multi-head / grouped-query attention; " + model_name(m) +

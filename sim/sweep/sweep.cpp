@@ -256,6 +256,8 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
     t.stack = k;
     // --no-rope-fusion on a model it cannot apply to would reject every Megatron candidate: say why once.
     if (auto e = rope_fusion_error(base.model, t)) throw InputError(*e);
+    // A hybrid model on a stack that cannot run it would reject every candidate of that stack: say why once.
+    if (auto e = hybrid_stack_error(base.model, t)) throw InputError(*e);
     auto part = enumerate_space(base.model, base.hw, setup.gpus, t, setup.filter);
     space.insert(space.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }

@@ -239,6 +239,10 @@ TEST_CASE("hybrid models: Megatron-Core's MambaModel only; tp splits Mamba heads
   TrainingConfig a2a = t;
   a2a.moe_a2a_overlap = true;
   CHECK(err("tp1pp1dp8ep8etp1", m, h100, a2a) == Contains("--moe-a2a-overlap is not modelled for a hybrid model"));
+  // --no-rope-fusion on a model without positions names what it has ("none"), not "learned".
+  TrainingConfig norope = t;
+  norope.rope_fusion = false;
+  CHECK(err("tp1pp1dp8ep8etp1", m, h100, norope) == Contains("has no rotary embedding (its \"position\" is none)"));
   // LatentMoE (Nemotron 3 Super): Megatron-Core's MoELayer refuses shared-expert overlap with latent projections.
   const ModelSpec super = resolve_model(std::string(PARSIM_TEST_DATA) + "/models/nemotron_3_super_parsim.json");
   CHECK(err("tp1pp1dp64ep64etp1", super, test::node_of(64), t) == "<no error>");

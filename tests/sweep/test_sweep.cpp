@@ -452,6 +452,20 @@ TEST_CASE("bad sweep inputs") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("has no rotary embedding") != std::string::npos);
   }
+  // A hybrid (Mamba-2) model is Megatron-Core's MambaModel only: a sweep of the PyTorch stack says so once (plans/
+  // validate.cpp hybrid_stack_error), not "no valid plan".
+  s = small_setup();
+  s.base.model = std::string(PARSIM_TEST_DATA) + "/models/nemotron_3_nano_parsim.json";
+  s.gpus = 8;
+  s.filter = SpaceFilter{};
+  s.stacks = {Stack::PyTorch};
+  try {
+    run_sweep(s, threads(1));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("is a hybrid model") != std::string::npos);
+    CHECK(std::string(e.what()).find("use --stack megatron") != std::string::npos);
+  }
 }
 
 TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
