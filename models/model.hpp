@@ -159,6 +159,9 @@ struct ModelSpec {
 
   // Per-layer kinds when layers differ; empty when every layer is uniform_kind(). Size `layers` otherwise.
   std::vector<LayerKind> layer_kinds;
+  // A hybrid pattern's pipeline segments (Megatron-Core hybrid_layer_pattern with '|' separators: the layers of each
+  // pipeline chunk, chunk index v·pp + p as Megatron-Core's select_pipeline_segment picks them); empty without '|'.
+  std::vector<int> pipeline_segments;
 
   bool is_moe() const { return experts > 0; }
   // Gated FFN (3 weight matrices): SwiGLU, and also the GeGLU of Gemma, which has the same shapes and FLOPs.

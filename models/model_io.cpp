@@ -175,10 +175,20 @@ void place_layers(ModelSpec& m, const std::vector<bool>& moe, const std::vector<
 // A hybrid model's layers (Megatron-Core hybrid_layer_pattern, HF NemotronH hybrid_override_pattern; one character
 // per layer): M a Mamba-2 mixer, * an attention block, - an MLP block, E an MoE block, each a whole layer with one
 // pre-norm and one residual add (megatron/core/models/hybrid: Symbols MAMBA 'M', ATTENTION '*', MLP '-', MOE 'E').
-std::vector<LayerKind> hybrid_pattern_kinds(const std::string& pattern, const std::string& ctx, const char* key) {
+// `segments` (when given) receives the layer count of each '|'-separated pipeline segment (Megatron-Core
+// hybrid_layer_allocation.py Symbols.PIPE); without it a '|' is an error.
+std::vector<LayerKind> hybrid_pattern_kinds(const std::string& pattern, const std::string& ctx, const char* key,
+                                            std::vector<int>* segments = nullptr) {
   std::vector<LayerKind> out;
   out.reserve(pattern.size());
+  int in_segment = 0;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '|' && segments) {
+      segments->push_back(in_segment);
+      in_segment = 0;
+      continue;
+    }
+    ++in_segment;
     switch (pattern[i]) {
       case 'M': out.push_back({AttentionKind::Mamba, FfnKind::None}); break;
       case '*': out.push_back({AttentionKind::Full, FfnKind::None}); break;
@@ -186,9 +196,11 @@ std::vector<LayerKind> hybrid_pattern_kinds(const std::string& pattern, const st
       case 'E': out.push_back({AttentionKind::None, FfnKind::MoE}); break;
       default:
         throw InputError(ctx + ": key '" + key + "' has '" + utf8_sanitize(pattern.substr(i, 1)) + "' at position " +
-                         std::to_string(i) + " (valid: M Mamba, * attention, - MLP, E mixture of experts)");
+                         std::to_string(i) + " (valid: M Mamba, * attention, - MLP, E mixture of experts" +
+                         (segments ? ", | a pipeline stage boundary)" : ")"));
     }
   }
+  if (segments && !segments->empty()) segments->push_back(in_segment);
   return out;
 }
 
@@ -306,10 +318,12 @@ void parse_parsim_issue10(const nlohmann::json& j, StrictObject& o, ModelSpec& m
       if (o.has(k)) throw InputError(ctx + ": key '" + k + "' does not combine with 'layer_pattern' (the pattern places "
                                            "every layer)");
     if (m.mla) throw InputError(ctx + ": attention \"mla\" is not modelled in a layer_pattern (hybrid) model");
-    std::vector<LayerKind> kinds = hybrid_pattern_kinds(pattern, ctx, "layer_pattern");
+    std::vector<int> segments;
+    std::vector<LayerKind> kinds = hybrid_pattern_kinds(pattern, ctx, "layer_pattern", &segments);
     if (static_cast<std::int64_t>(kinds.size()) != m.layers)
       throw InputError(ctx + ": layer_pattern has " + std::to_string(kinds.size()) + " layers but 'layers' is " +
-                       std::to_string(m.layers) + " (one character per layer)");
+                       std::to_string(m.layers) + " (one character per layer; '|' separates pipeline stages)");
+    m.pipeline_segments = std::move(segments);
     bool mamba = false;
     for (const LayerKind& k : kinds) mamba = mamba || k.attention == AttentionKind::Mamba;
     parse_parsim_mamba(o, m, mamba, ctx);
@@ -843,7 +857,8 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
 void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m, const std::string& ctx) {
   std::vector<LayerKind> kinds;
   if (o.has("hybrid_override_pattern")) {
-    kinds = hybrid_pattern_kinds(o.req_str("hybrid_override_pattern"), ctx, "hybrid_override_pattern");
+    kinds = hybrid_pattern_kinds(o.req_str("hybrid_override_pattern"), ctx, "hybrid_override_pattern",
+                                 &m.pipeline_segments);
   } else {
     const char* key = o.has("layers_block_type") ? "layers_block_type" : "layer_types";
     if (!o.has(key)) throw InputError(ctx + ": a nemotron_h config needs 'hybrid_override_pattern' (or "
@@ -1091,6 +1106,10 @@ void validate_model(const ModelSpec& m) {
     positive(m.moe_latent, "moe_latent_size");
     if (m.experts <= 0) throw InputError(who + ": moe_latent_size needs experts > 0");
   }
+  if (!m.pipeline_segments.empty() &&
+      m.pipeline_segments.size() > 4 * static_cast<std::size_t>(std::max(m.layers, 0)) + 8)
+    throw InputError(who + ": " + std::to_string(m.pipeline_segments.size()) + " pipeline segments ('|') for " +
+                     std::to_string(m.layers) + " layers: far too many");
   // A hybrid MTP module's blocks are kinds of the main stack (the step prices them from those layers' costs).
   for (const LayerKind& k : m.mtp_kinds) {
     bool found = false;

@@ -30,7 +30,32 @@ double forced_balance_imbalance(const Plan& p, const ModelSpec& m, const Trainin
   return 1.0 + expected_max_std_normal(p.ep) * std::sqrt(std::max(0.0, var_over_mean2));
 }
 
+// A hybrid pattern's '|' segments as Megatron-Core's pipeline layout (hybrid_layer_allocation.py
+// select_pipeline_segment: chunk v·pp + p takes segment v·pp + p), the embedding on the first chunk and the MTP layers
+// and the loss on the last: the layout string of --pipeline-model-parallel-layout.
+namespace {
+std::string hybrid_segments_layout(const ModelSpec& m) {
+  std::string out;
+  const std::size_t n = m.pipeline_segments.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) out += '|';
+    if (i == 0) out += 'E';
+    if (m.pipeline_segments[i] > 0) out += "t*" + std::to_string(m.pipeline_segments[i]);
+    if (i + 1 == n) {
+      if (m.mtp_layers > 0) out += "m*" + std::to_string(m.mtp_layers);
+      out += 'L';
+    }
+  }
+  return out;
+}
+}  // namespace
+
 TrainingConfig resolve_training(const Plan& p, const ModelSpec& m, TrainingConfig t) {
+  // A hybrid pattern with '|' places its layers itself when it names one segment per pipeline chunk and no other
+  // split option is given (plan_error says why otherwise).
+  if (!m.pipeline_segments.empty() && !t.split.any() &&
+      static_cast<std::int64_t>(m.pipeline_segments.size()) == std::int64_t{p.pp} * p.vpp)
+    t.split.layout = intern_pipeline_layout(hybrid_segments_layout(m));
   if (t.seq <= 0) t.seq = m.seq_len;
   if (t.gbs <= 0) t.gbs = default_gbs(t.seq, p.dp, t.mbs);
   if (t.schedule == Schedule::Auto) t.schedule = p.vpp > 1 ? Schedule::Interleaved : Schedule::OneFOneB;

@@ -140,6 +140,29 @@ std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const
   const HybridCounts hc = hybrid_counts(m);
   if (!hc.hybrid) return std::nullopt;
   const bool mamba = hc.mamba > 0;
+  // Pipeline stages (Megatron-Core hybrid_layer_allocation.py select_pipeline_segment): '|' segments in the pattern
+  // are the chunks (resolve_training turns them into the layout), one per pp × vpp chunk, and exclude the first /
+  // last-stage layer counts; without '|', pp must divide the layers and there is no virtual pipeline.
+  const std::int64_t chunks = std::int64_t{p.pp} * p.vpp;
+  const std::int64_t segments = static_cast<std::int64_t>(m.pipeline_segments.size());
+  if (segments > 0) {
+    if (t.split.first_stage_layers > 0 || t.split.last_stage_layers > 0 || t.split.account_for_embedding ||
+        t.split.account_for_loss)
+      return "the layer pattern of " + model_name(m) + " places its pipeline stages with '|': drop "
+             "--decoder-first/last-pipeline-num-layers and --account-for-*-in-pipeline-split (Megatron-Core refuses both)";
+    if (!t.split.layout)
+      return "the layer pattern of " + model_name(m) + " has " + S(segments) + " pipeline segments ('|'), the plan " +
+             "pp" + S(p.pp) + (p.vpp > 1 ? " × vpp" + S(p.vpp) : std::string()) + " = " + S(chunks) +
+             " chunks (give a plan with pp × vpp = " + S(segments) + ")";
+  } else if (chunks > 1 && !t.split.any()) {
+    if (p.vpp > 1)
+      return "vpp" + S(p.vpp) + " with " + model_name(m) + ": Megatron-Core interleaves a hybrid model only along '|' "
+             "pipeline segments in its layer pattern (add them, one per pp × vpp chunk)";
+    if (m.layers % p.pp != 0)
+      return "pp" + S(p.pp) + " does not divide the " + S(m.layers) + " layers of " + model_name(m) +
+             " (Megatron-Core splits a hybrid pattern without '|' evenly; add '|' segments or "
+             "--decoder-first/last-pipeline-num-layers)";
+  }
   if (mamba) {
     if (m.mamba_heads % p.tp != 0 || m.mamba_groups % p.tp != 0) {
       std::vector<int> valid;

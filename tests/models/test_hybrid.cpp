@@ -149,7 +149,7 @@ TEST_CASE("hybrid input errors: one line naming the value") {
   CHECK(contains(error_of(write_model("h1.json", R"("layers": 3, "hidden": 256, "heads": 4, "ffn_hidden": 512,
       "vocab": 1000, "seq_len": 128, "activation": "relu2", "layer_pattern": "M*X", "mamba_heads": 8,
       "mamba_head_dim": 32, "mamba_state": 16)")),
-                 "'X' at position 2 (valid: M Mamba, * attention, - MLP, E mixture of experts)"));
+                 "'X' at position 2 (valid: M Mamba, * attention, - MLP, E mixture of experts, | a pipeline stage boundary)"));
   // Pattern length against "layers".
   CHECK(contains(error_of(write_model("h2.json", R"("layers": 4, "hidden": 256, "heads": 4, "ffn_hidden": 512,
       "vocab": 1000, "seq_len": 128, "activation": "relu2", "layer_pattern": "M*-", "mamba_heads": 8,

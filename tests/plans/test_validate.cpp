@@ -1,7 +1,10 @@
 // validate_plan / plan_warnings: one check per error class of plans/plan.hpp and the foundation issue.
 #include "fixtures.hpp"
+#include "plans/scenario.hpp"
 
 #include <doctest/doctest.h>
+#include <fstream>
+#include <filesystem>
 
 using namespace parsim;
 using doctest::Contains;
@@ -250,4 +253,53 @@ TEST_CASE("hybrid models: Megatron-Core's MambaModel only; tp splits Mamba heads
   overlap.moe_shared_expert_overlap = true;
   CHECK(err("tp1pp1dp64ep64etp1", super, test::node_of(64), overlap) ==
         Contains("--moe-shared-expert-overlap does not combine with the latent MoE"));
+}
+
+TEST_CASE("hybrid models: '|' in the layer pattern places the pipeline stages, as Megatron-Core's hybrid pattern") {
+  // A 12-block hybrid in 4 segments of 2 / 4 / 3 / 3 layers (Megatron-Core hybrid_layer_allocation.py: '|' separates
+  // pipeline segments, chunk v·pp + p takes segment v·pp + p).
+  const std::string file = [] {
+    const std::string p = std::filesystem::temp_directory_path().string() + "/parsim_hybrid_segments.json";
+    std::ofstream(p) << R"({"name": "segments", "layers": 12, "hidden": 256, "heads": 4, "ffn_hidden": 512,
+      "vocab": 1000, "seq_len": 128, "activation": "relu2", "layer_pattern": "M-|M*M-|M-M|*M-",
+      "mamba_heads": 8, "mamba_head_dim": 32, "mamba_state": 16, "mamba_groups": 2})";
+    return p;
+  }();
+  const ModelSpec m = resolve_model(file);
+  CHECK(m.layers == 12);
+  CHECK(m.pipeline_segments == std::vector<int>{2, 4, 3, 3});
+  const auto node = test::node_of(8);
+  TrainingConfig t = test::train(128, 64);
+  t.stack = Stack::Megatron;
+  t.overlap_p2p = true;
+  t.schedule = Schedule::Auto;  // interleaved with vpp, 1f1b without
+  auto resolved_err = [&](const std::string& plan, TrainingConfig tc) {
+    return err(plan, m, node, resolve_training(parse_plan(plan), m, tc));
+  };
+  // pp 4 (or pp 2 × vpp 2): the segments become the layout "Et*2|t*4|t*3|t*3L" and the chunks hold 2, 4, 3, 3 layers.
+  const TrainingConfig r = resolve_training(parse_plan("tp1pp4dp2"), m, t);
+  REQUIRE(r.split.layout != nullptr);
+  CHECK(*r.split.layout == "Et*2|t*4|t*3|t*3L");
+  CHECK(layers_per_chunk(m.layers, 4, 1, r.split) == std::vector<int>{2, 4, 3, 3});
+  CHECK(resolved_err("tp1pp4dp2", t) == "<no error>");
+  CHECK(resolved_err("tp1pp2dp4vpp2", t) == "<no error>");
+  // Any other count of chunks is refused, naming both; so are the first/last-stage options (Megatron-Core refuses them
+  // with '|').
+  CHECK(resolved_err("tp1pp2dp4", t) == Contains("has 4 pipeline segments ('|'), the plan pp2 = 2 chunks"));
+  TrainingConfig first = t;
+  first.split.first_stage_layers = 2;
+  CHECK(resolved_err("tp1pp4dp2", first) == Contains("places its pipeline stages with '|'"));
+  // Without '|' (Nemotron 3 Nano's pattern, 52 layers): no virtual pipeline, and pp must divide the layers.
+  const ModelSpec nano = resolve_model(std::string(PARSIM_TEST_DATA) + "/models/nemotron-3-nano-30b-a3b.config.json");
+  auto nano_err = [&](const std::string& plan) {
+    TrainingConfig tc = test::train(8192, 512);
+    tc.stack = Stack::Megatron;
+    tc.overlap_p2p = true;
+    tc.schedule = Schedule::Auto;
+    return err(plan, nano, node, resolve_training(parse_plan(plan), nano, tc));
+  };
+  CHECK(nano_err("tp1pp4dp2ep2etp1") == "<no error>");  // 52 / 4 = 13
+  CHECK(nano_err("tp1pp8dp1ep1etp1") == Contains("pp8 does not divide the 52 layers"));
+  CHECK(nano_err("tp1pp2dp4vpp2ep4etp1") == Contains("interleaves a hybrid model only along '|' pipeline segments"));
+  std::filesystem::remove(file);
 }
