@@ -864,6 +864,15 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
     if (!o.has(key)) throw InputError(ctx + ": a nemotron_h config needs 'hybrid_override_pattern' (or "
                                             "'layers_block_type') to place its layers");
     o.ignore(key);
+    // NVIDIA's remote-code NemotronHConfig writes `layer_types` with every MLP block as "moe" (its comment: the
+    // transformers cache validator rejects "mlp"), so from `layer_types` alone an "moe" entry cannot be told from an
+    // MLP: refuse rather than guess.
+    if (std::string(key) == "layer_types" && j.at(key).is_array())
+      for (const auto& e : j.at(key))
+        if (e.is_string() && e.get<std::string>() == "moe")
+          throw InputError(ctx + ": 'layer_types' alone cannot place a nemotron_h model's MoE blocks (NVIDIA's "
+                                 "NemotronHConfig writes MLP blocks there as \"moe\" too): give "
+                                 "'hybrid_override_pattern' or 'layers_block_type'");
     const auto& v = j.at(key);
     if (!v.is_array()) throw InputError(ctx + ": key '" + key + "' must list one block type per layer, got " + describe_json(v));
     std::string pattern;
@@ -887,7 +896,17 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
   m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");
   if (o.has("head_dim")) m.head_dim = o.req_int("head_dim");
+  // attention_head_dim: the same size under the name some Nemotron-H configs carry (the 4B's) [inferred from a public
+  // copy]; both given must agree.
+  if (o.has("attention_head_dim")) {
+    const std::int64_t d = o.req_int("attention_head_dim");
+    if (o.has("head_dim") && d != m.head_dim)
+      throw InputError(ctx + ": head_dim " + std::to_string(m.head_dim) + " and attention_head_dim " +
+                       std::to_string(d) + " disagree");
+    m.head_dim = d;
+  }
   o.ignore("head_dim");
+  o.ignore("attention_head_dim");
   m.ffn_hidden = o.req_int("intermediate_size");
   m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
   m.activation = hf_plain_activation(o.opt_str("mlp_hidden_act", "relu2"), ctx, "mlp_hidden_act");

@@ -205,6 +205,18 @@ TEST_CASE("hybrid input errors: one line naming the value") {
   CHECK(l.layer(0) == kMamba);
   CHECK(l.layer(1) == kMlp);
   CHECK(l.layer(2) == kAttn);
+  // `layer_types` alone: NVIDIA's NemotronHConfig writes MLP blocks there as "moe", so an "moe" entry is refused
+  // rather than guessed; `attention_head_dim` is read as the head size.
+  const std::string typed = temp_file("hf_types.json", R"({"model_type": "nemotron_h", "hidden_size": 256,
+    "vocab_size": 1000, "num_attention_heads": 4, "num_key_value_heads": 2, "attention_head_dim": 32,
+    "intermediate_size": 512, "layer_types": ["mamba", "moe", "attention"], "mamba_num_heads": 8,
+    "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2})");
+  CHECK(contains(error_of(typed), "'layer_types' alone cannot place a nemotron_h model's MoE blocks"));
+  const std::string dims = temp_file("hf_dims.json", R"({"model_type": "nemotron_h", "hidden_size": 256,
+    "vocab_size": 1000, "num_attention_heads": 4, "num_key_value_heads": 2, "attention_head_dim": 32,
+    "intermediate_size": 512, "hybrid_override_pattern": "M-*", "mamba_num_heads": 8,
+    "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2})");
+  CHECK(resolve_model(dims).d() == 32);
 }
 
 TEST_CASE("Nemotron-3-Super-120B-A12B: LatentMoE and a repeated hybrid MTP module; 120,668,687,360 parameters") {
