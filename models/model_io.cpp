@@ -844,6 +844,23 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   place_layers(m, moe, sliding);
 }
 
+// A list of block types (transformers NemotronHConfig layers_block_type / layer_types / mtp_layers_block_type) as the
+// pattern characters of hybrid_pattern_kinds.
+std::string block_types_pattern(const nlohmann::json& v, const std::string& ctx, const char* key) {
+  if (!v.is_array()) throw InputError(ctx + ": key '" + key + "' must list one block type per layer, got " + describe_json(v));
+  std::string pattern;
+  for (const auto& e : v) {
+    const std::string t = e.is_string() ? e.get<std::string>() : describe_json(e);
+    if (t == "mamba" || t == "linear_attention") pattern += 'M';
+    else if (t == "attention" || t == "full_attention") pattern += '*';
+    else if (t == "mlp") pattern += '-';
+    else if (t == "moe") pattern += 'E';
+    else throw InputError(ctx + ": block type '" + t + "' in '" + key + "' is not valid (mamba/linear_attention, "
+                                "attention/full_attention, mlp or moe)");
+  }
+  return pattern;
+}
+
 // Nemotron-H / Nemotron 3 (transformers NemotronHConfig / modeling_nemotron_h.py; Megatron-Bridge nemotron_h_bridge.py
 // maps it onto Megatron-Core's MambaModel): a hybrid stack whose layers are single blocks — hybrid_override_pattern
 // (or, in current transformers, layers_block_type / layer_types: "mamba" or "linear_attention", "attention" or
@@ -873,19 +890,7 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
           throw InputError(ctx + ": 'layer_types' alone cannot place a nemotron_h model's MoE blocks (NVIDIA's "
                                  "NemotronHConfig writes MLP blocks there as \"moe\" too): give "
                                  "'hybrid_override_pattern' or 'layers_block_type'");
-    const auto& v = j.at(key);
-    if (!v.is_array()) throw InputError(ctx + ": key '" + key + "' must list one block type per layer, got " + describe_json(v));
-    std::string pattern;
-    for (const auto& e : v) {
-      const std::string t = e.is_string() ? e.get<std::string>() : describe_json(e);
-      if (t == "mamba" || t == "linear_attention") pattern += 'M';
-      else if (t == "attention" || t == "full_attention") pattern += '*';
-      else if (t == "mlp") pattern += '-';
-      else if (t == "moe") pattern += 'E';
-      else throw InputError(ctx + ": block type '" + t + "' in '" + key + "' is not valid (mamba/linear_attention, "
-                                  "attention/full_attention, mlp or moe)");
-    }
-    kinds = hybrid_pattern_kinds(pattern, ctx, key);
+    kinds = hybrid_pattern_kinds(block_types_pattern(j.at(key), ctx, key), ctx, key);
   }
   for (const char* k : {"layers_block_type", "layer_types"}) o.ignore(k);
   if (o.has("num_hidden_layers") && o.req_int("num_hidden_layers") != static_cast<std::int64_t>(kinds.size()))
@@ -979,18 +984,9 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
     if (o.has("mtp_hybrid_override_pattern")) {
       m.mtp_kinds = hybrid_pattern_kinds(o.req_str("mtp_hybrid_override_pattern"), ctx, "mtp_hybrid_override_pattern");
     } else if (o.has("mtp_layers_block_type")) {
-      std::string pattern;
-      const auto& v = j.at("mtp_layers_block_type");
-      if (!v.is_array()) throw InputError(ctx + ": key 'mtp_layers_block_type' must list block types, got " + describe_json(v));
-      for (const auto& e : v) {
-        const std::string t = e.is_string() ? e.get<std::string>() : describe_json(e);
-        if (t == "attention" || t == "full_attention") pattern += '*';
-        else if (t == "moe") pattern += 'E';
-        else if (t == "mlp") pattern += '-';
-        else if (t == "mamba") pattern += 'M';
-        else throw InputError(ctx + ": block type '" + t + "' in 'mtp_layers_block_type' is not valid (attention, mlp, moe, mamba)");
-      }
-      m.mtp_kinds = hybrid_pattern_kinds(pattern, ctx, "mtp_layers_block_type");
+      m.mtp_kinds = hybrid_pattern_kinds(block_types_pattern(j.at("mtp_layers_block_type"), ctx,
+                                                             "mtp_layers_block_type"),
+                                         ctx, "mtp_layers_block_type");
     } else {
       throw InputError(ctx + ": num_nextn_predict_layers > 0 needs 'mtp_hybrid_override_pattern' (the MTP blocks)");
     }
