@@ -178,6 +178,8 @@ struct StepCosts {
   // The MTP modules' parameters per rank (on the head's stage, Megatron places them with the loss): each module's
   // blocks (layer_params_per_rank of mtp_module_kinds), eh_proj 2h·h/t and three norms; once with mtp_repeated.
   RankParams mtp_params{};
+  // What the head's stage holds beyond its layers: the LM head (+ final norm) and the MTP modules.
+  RankParams head_stage_params() const { return {head_params + mtp_params.dense, mtp_params.expert}; }
   // Data-parallel group (DP×CP: gradients reduce over both, Megatron-Core) and HSDP sub-groups. A schedule with two
   // parameter copies (DualPipe) reduces each copy's gradients together with its mirror stage's: the group doubles.
   GroupShape dp_group, shard_group, replica_group;
@@ -268,6 +270,16 @@ double activation_bytes(const Scenario& sc);
 // model's single block — a Mamba-2 mixer, attention, MLP or MoE alone): compute, TP/CP/EP communication, recompute.
 // Without a kind: the model's representative kind (uniform models).
 PassCosts layer_costs(const CostContext& c, LayerKind kind);
+// The TP collectives' share of each half of a layer, in units of one half's all-gather + reduce-scatter (SP) or
+// all-reduce: the token mixer (attention, MLA or a Mamba mixer: column-parallel in, row-parallel out) one, a dense
+// FFN one, an MoE block one without SP (its output reduced over the TP group) and with SP only when it has shared
+// experts (a TP-split MLP; the routed tokens take the dispatcher's own exchange, Megatron-Core moe_layer.py). The one
+// rule layer_costs, selective recompute and the host inventory (host.cpp) count TP collectives by.
+struct TpHalves {
+  double mixer = 0, ffn = 0;
+  double total() const { return mixer + ffn; }
+};
+TpHalves tp_halves(const Scenario& sc, LayerKind kind);
 PassCosts layer_costs(const CostContext& c);
 // A Mamba-2 mixer's memory-bound kernels (conv1d, the chunked scan, the grouped gated RMSNorm) on one rank for one
 // micro-batch, as Megatron-Core's memory-efficient path runs them (costs/layer.cpp mamba_work documents the count):

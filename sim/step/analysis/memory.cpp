@@ -32,8 +32,9 @@ RankParams stage_params(const StepCosts& k, int stage) {
     const EdgeWork e = edge_work(vs, pl.virtual_stages(), true, true, true);  // the whole chunk: both its ends
     if (e.embedding) p.dense += k.embed_params;
     if (e.head) {
-      p.dense += k.head_params + k.mtp_params.dense;
-      p.expert += k.mtp_params.expert;
+      const RankParams head = k.head_stage_params();
+      p.dense += head.dense;
+      p.expert += head.expert;
     }
   }
   return p;
@@ -351,7 +352,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     const double gathered = gather ? ((uniform ? layers * k.layer_params
                                                : k.range_params(ti.layer_begin, ti.layer_end).total()) +
                                       (has_embed ? k.embed_params : 0) +
-                                      (has_head ? k.head_params + k.mtp_params.total() : 0)) * pwb
+                                      (has_head ? k.head_stage_params().total() : 0)) * pwb
                                    : 0.0;
     // A split backward: B (input gradient) holds the working set and the gathered parameters and ends the logits;
     // at its end the stored activations give way to what W needs (its GEMM inputs and output gradients,

@@ -106,6 +106,26 @@ struct LayerInventory {
   double compiled_fwd_us = 0;  // the part of fwd.us that is calls of torch.compile'd functions (kCompiled each)
 };
 
+// Megatron-Core's RoPE on q and k: Transformer Engine's fused kernel, one op and kernel each way per tensor; with
+// --no-rope-fusion rope_utils.py's unfused ops (layer.cpp unfused_rope_work): per tensor 6 ops on [s, d] for cos and
+// sin, 6 on the tensor forward (5 beyond the fused 1); backward 7 kernels (6 beyond 1), launched by the C++ autograd
+// engine from the nodes of the forward's ops — kCublas each, no Python (the layer's other elementwise backward
+// kernels are likewise counted without host time of their own).
+struct FwdBwd {
+  Piece fwd, bwd;
+};
+FwdBwd megatron_rope(const TrainingConfig& tr) {
+  if (tr.rope_fusion) return {Piece{2 * kOp, 2, 0}, Piece{0, 2, 0}};
+  return {Piece{2 * 12 * kOp, 2 * 12, 0}, Piece{2 * 7 * kCublas, 2 * 7, 0}};
+}
+// Transformer Engine's DotProductAttention: one fused (flash / cuDNN) call, or the unfused core's ops.
+FwdBwd te_attention_core(const TrainingConfig& tr, bool dropout) {
+  if (tr.flash_attention) return {Piece{kFlashAttnTe, 1, 0}, Piece{kBwdRatio * kFlashAttnTe, 2, 0}};
+  return {Piece{kAttnUnfused, 5.0 + (dropout ? 1 : 0), 0}, Piece{kBwdRatio * kAttnUnfused, 8, 0}};
+}
+// The q and k norms of a --qk-layernorm model: one op each forward, two kernels each backward.
+constexpr FwdBwd kQkNorms{Piece{2 * kOp, 2, 0}, Piece{2 * kBwdRatio * kOp, 4, 0}};
+
 // One dense layer, one micro-batch (docs/host-model.md §4.1–4.3, §4.2a).
 LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   const Scenario& sc = c.sc;
@@ -123,13 +143,9 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   const bool scripted = tr.jit_torchscript || st == HostStack::MegatronLocal;
   const double fuse = scripted ? kScripted : kCompiled;
   const Piece fusions = scripted ? Piece{3 * kScripted, 3, 0} : Piece{3 * kCompiled, 3.0 + (drop ? 2 : 0), 0};
-  // Megatron-Core's RoPE on q and k: Transformer Engine's fused kernel, one op and kernel each way per tensor; with
-  // --no-rope-fusion rope_utils.py's unfused ops (layer.cpp unfused_rope_work): per tensor 6 ops on [s, d] for cos and
-  // sin, 6 on the tensor forward (5 beyond the fused 1); backward 7 kernels (6 beyond 1), launched by the C++ autograd
-  // engine from the nodes of the forward's ops — kCublas each, no Python (the layer's other elementwise backward
-  // kernels are likewise counted without host time of their own).
-  const Piece rope_fwd = tr.rope_fusion ? Piece{2 * kOp, 2, 0} : Piece{2 * 12 * kOp, 2 * 12, 0};
-  const Piece rope_bwd = tr.rope_fusion ? Piece{0, 2, 0} : Piece{2 * 7 * kCublas, 2 * 7, 0};
+  const FwdBwd rope_pieces = megatron_rope(tr);
+  const Piece& rope_fwd = rope_pieces.fwd;
+  const Piece& rope_bwd = rope_pieces.bwd;
   switch (st) {
     case HostStack::MegatronCoreTE: {
       // TE spec [C1 @adc69dba2d]: LayerNormLinear QKV and FC1 (norm fused: 2 kernels each), Linear proj and FC2,
@@ -138,8 +154,9 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       f += fusions;  // (torch.compile, or TorchScript before torch 2.2: see `fusions`)
       if (!scripted) L.compiled_fwd_us += 3 * kCompiled;
       if (rope) f += rope_fwd;                         // TE fused RoPE on q and k (or unfused: rope_fwd)
-      L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
-      attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+      const FwdBwd core = te_attention_core(tr, drop);
+      L.attn_fwd = core.fwd;
+      attn_b = core.bwd;
       // Backward: per TE linear dgrad and wgrad GEMMs (+ a bias-gradient reduction where the layer has biases),
       // norm backward 2 kernels each, the compiled fusions' backward 1 each, residual-gradient adds 2, RoPE 2.
       const double bias_red = (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.has_ffn_bias() ? 2 : 0);
@@ -211,8 +228,8 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
   f += L.attn_fwd;
   L.dgrad += attn_b;
   if (m.qk_norm != QkNorm::None) {
-    f += {2 * kOp, 2, 0};
-    L.dgrad += {2 * kBwdRatio * kOp, 4, 0};
+    f += kQkNorms.fwd;
+    L.dgrad += kQkNorms.bwd;
   }
   // Megatron DDP grad hooks (distributed_data_parallel.py): main_grad.add_(grad) per parameter tensor that the wgrad
   // GEMM did not accumulate itself. Gradient-accumulation fusion (Megatron's default) covers the 4 weights; with
@@ -565,16 +582,18 @@ LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
     L.fwd += pair_fwd;
     L.dgrad += pair_dgrad;
     L.wgrad += pair_wgrad;
-    L.attn_fwd = tr.flash_attention ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
-    L.fwd += L.attn_fwd;
-    L.dgrad += tr.flash_attention ? Piece{kBwdRatio * kFlashAttnTe, 2, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+    const FwdBwd core = te_attention_core(tr, drop);
+    L.attn_fwd = core.fwd;
+    L.fwd += core.fwd;
+    L.dgrad += core.bwd;
     if (rope) {
-      L.fwd += tr.rope_fusion ? Piece{2 * kOp, 2, 0} : Piece{2 * 12 * kOp, 2 * 12, 0};
-      L.dgrad += tr.rope_fusion ? Piece{0, 2, 0} : Piece{2 * 7 * kCublas, 2 * 7, 0};
+      const FwdBwd r = megatron_rope(tr);
+      L.fwd += r.fwd;
+      L.dgrad += r.bwd;
     }
     if (m.qk_norm != QkNorm::None) {
-      L.fwd += {2 * kOp, 2, 0};
-      L.dgrad += {2 * kBwdRatio * kOp, 4, 0};
+      L.fwd += kQkNorms.fwd;
+      L.dgrad += kQkNorms.bwd;
     }
     gemms = 2;
     tensors = 2 + 1 + (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.qk_norm != QkNorm::None ? 2 : 0);
@@ -607,10 +626,7 @@ LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
   }
   // TP collectives as layer_costs issues them (tp_halves): one half's, and none for an MoE block under SP without
   // shared experts.
-  const double halves = kind.has_mixer() || kind.ffn == FfnKind::Dense ||
-                                (kind.ffn == FfnKind::MoE && (!tr.sp || m.shared_experts > 0))
-                            ? 1.0
-                            : 0.0;
+  const double halves = tp_halves(sc, kind).total();
   if (sc.plan.tp > 1) {
     L.fwd.colls += halves * (tr.sp ? 2 : 1);
     L.dgrad.colls += halves * (tr.sp ? 2 : 1);
@@ -830,7 +846,7 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
     for (int v = 0; v < pl.vpp; ++v) layers += k.layers_per_chunk[v * P + s];
     double tensors = layers * tensors_layer + (s == 0 ? 2 : 0) + (s == P - 1 ? 2 : 0);
     double elems = layers * k.layer_params + (s == 0 ? k.embed_params : 0) +
-                   (s == P - 1 ? k.head_params + k.mtp_params.total() : 0);
+                   (s == P - 1 ? k.head_stage_params().total() : 0);
     // The distributed optimizer / ZeRO shard: a contiguous 1/N slice of the flat buffer (≈ tensors/N + 1 pieces).
     if (shards > 1) {
       tensors = tensors / shards + 1;

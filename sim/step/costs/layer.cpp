@@ -466,14 +466,8 @@ struct GemmTimes {
   }
 };
 
-// The TP collectives' share of each half of a layer, in units of one half's all-gather + reduce-scatter (SP) or
-// all-reduce: the token mixer (attention, MLA or a Mamba mixer: column-parallel in, row-parallel out) one, a dense
-// FFN one, an MoE block one without SP (its output reduced over the TP group) and with SP only when it has shared
-// experts (a TP-split MLP; the routed tokens take the dispatcher's own exchange, Megatron-Core moe_layer.py).
-struct TpHalves {
-  double mixer = 0, ffn = 0;
-  double total() const { return mixer + ffn; }
-};
+}  // namespace
+
 TpHalves tp_halves(const Scenario& sc, LayerKind kind) {
   TpHalves h;
   h.mixer = kind.has_mixer() ? 1.0 : 0.0;
@@ -481,8 +475,6 @@ TpHalves tp_halves(const Scenario& sc, LayerKind kind) {
   if (kind.ffn == FfnKind::MoE) h.ffn = !sc.train.sp || sc.model.shared_experts > 0 ? 1.0 : 0.0;
   return h;
 }
-
-}  // namespace
 
 // A Mamba-2 mixer's memory-bound kernels as Megatron-Core trains them (megatron/core/ssm/mamba_mixer.py
 // MambaMixer._ssm_training at Megatron-LM d98e8a64dd: use_mamba_mem_eff_path, the default) — in_proj and out_proj are

@@ -60,9 +60,12 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   add_edge_host(c, out.host, out.embed, out.head);
   if (m.mtp_layers > 0) {
     // The MTP module's layers: the main model's last layer kind (DeepSeek-V3), or a hybrid model's MTP pattern
-    // (Nemotron 3 Super "*E": its attention and MoE kinds' passes added; validate_model requires every MTP kind
-    // among the main layers, so each has its costs here).
+    // (Nemotron 3 Super "*E": its attention and MoE kinds' passes and parameters added; validate_model requires every
+    // MTP kind among the main layers, so each has its costs here). Megatron-Core's MultiTokenPredictionBlock sits on
+    // the last stage: per module enorm, hnorm and the final norm (replicated), eh_proj (column-parallel 2h → h/t) and
+    // its blocks split as the main stack's; with mtp_use_repeated_layer one module serves every depth.
     PassCosts module;
+    RankParams one{};
     for (const LayerKind& k : m.mtp_module_kinds()) {
       const LayerKindCosts* found = nullptr;
       for (const LayerKindCosts& kc : out.kinds)
@@ -72,8 +75,15 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
       module.bwd += found->pass.bwd;
       module.bwd_input += found->pass.bwd_input;
       module.bwd_weight += found->pass.bwd_weight;
+      one.dense += found->params.dense;
+      one.expert += found->params.expert;
     }
     add_mtp_costs(c, out.embed, module, out.head);
+    const double h = static_cast<double>(m.hidden);
+    one.dense += 2.0 * h * h / pl.tp + 3.0 * h * m.norm_tensors();
+    const double modules = m.mtp_repeated ? 1.0 : static_cast<double>(m.mtp_layers);
+    out.mtp_params = RankParams{one.dense * modules, one.expert * modules};
+    out.has_expert_params = out.has_expert_params || out.mtp_params.expert > 0;
   }
   const P2PCost p2p = p2p_cost(c);
   out.p2p_s = p2p.time_s;
@@ -109,22 +119,6 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   // Tied embeddings on a single stage share one matrix: the head then owns only the final norm. With pp > 1 Megatron
   // keeps a copy of the embedding on the last stage (and all-reduces its gradient between the two).
   if (m.tied_embeddings && pl.pp == 1) out.head_params = static_cast<double>(m.hidden);
-  if (m.mtp_layers > 0) {
-    // Megatron-Core MultiTokenPredictionBlock on the last stage: per module enorm, hnorm and the final norm
-    // (replicated), eh_proj (column-parallel 2h → h/t) and its blocks split as the main stack's; with
-    // mtp_use_repeated_layer one module serves every depth.
-    RankParams one{};
-    for (const LayerKind& k : m.mtp_module_kinds()) {
-      const RankParams r = layer_params_per_rank(m, k, pl.tp, pl.ep, pl.expert_tp());
-      one.dense += r.dense;
-      one.expert += r.expert;
-    }
-    const double h = static_cast<double>(m.hidden);
-    one.dense += 2.0 * h * h / pl.tp + 3.0 * h * m.norm_tensors();
-    const double modules = m.mtp_repeated ? 1.0 : static_cast<double>(m.mtp_layers);
-    out.mtp_params = RankParams{one.dense * modules, one.expert * modules};
-    out.has_expert_params = out.has_expert_params || out.mtp_params.expert > 0;
-  }
   out.dp_group = group_shape(pl, GroupKind::DPxCP, gpn);
   // Two parameter copies (DualPipe): rank s holds virtual stage s and a copy of virtual stage pp − 1 − s, so each
   // copy's gradients are summed with its mirror's (the DualPipe repository's example adds the mirror rank's gradient

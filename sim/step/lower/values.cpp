@@ -15,8 +15,9 @@ RankParams Builder::segment_params(int lb, int le, std::uint8_t edges) const {
                                : k_.range_params(lb, le);
   if (edges & kEdgeEmbedding) rp.dense += k_.embed_params;
   if (edges & kEdgeHead) {
-    rp.dense += k_.head_params + k_.mtp_params.dense;
-    rp.expert += k_.mtp_params.expert;
+    const RankParams head = k_.head_stage_params();
+    rp.dense += head.dense;
+    rp.expert += head.expert;
   }
   return rp;
 }
