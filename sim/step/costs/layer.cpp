@@ -375,11 +375,11 @@ MemoryWork expert_fp8_pad_work(const Scenario& sc, const LayerWork& lw) {
 struct MambaTimes {
   double fwd = 0, bwd = 0;
 };
-// Each direction at its bytes, or at its FLOPs at the bf16 GEMM rate if that were longer, plus the launches.
-MambaTimes mamba_times(const Scenario& sc, const LayerWork& lw) {
+// Each direction at its bytes, or at its FLOPs at the bf16 GEMM rate if that were longer, plus the launches — on the
+// stack's kernel profile `hw` (layer_costs' CostContext hardware: the Megatron profile and its sustained fraction).
+MambaTimes mamba_times(const Hardware& hw, const Scenario& sc, const LayerWork& lw) {
   const MambaWork w = mamba_work(sc, lw);
   if (w.fwd_kernels == 0) return {};
-  const Hardware& hw = sc.hw;
   const double rate = hw.gpu.peak_bf16 * hw.gpu.compute.gemm_ceiling * sustained_fraction(hw);
   auto priced = [&](double bytes, double flops, int kernels) {
     return memory_bound_time_s(hw, bytes, kernels) + std::max(0.0, flops / rate - memory_bound_time_s(hw, bytes, 0));
@@ -863,7 +863,7 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   // expert GEMMs and the unfused RoPE.
   // A Mamba-2 mixer's conv1d, scan and gated norm (mamba_work): memory-bound kernels with their own traffic, and the
   // scan's small matmuls.
-  const MambaTimes mt = kind.attention == AttentionKind::Mamba ? mamba_times(sc, lw) : MambaTimes{};
+  const MambaTimes mt = kind.attention == AttentionKind::Mamba ? mamba_times(hw, sc, lw) : MambaTimes{};
   const double own_mem_f = clamp_only_f + pad_s + rope_f + mt.fwd, own_mem_b = clamp_only_b + pad_s + rope_b + mt.bwd;
   const double amp_w_f = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_fwd_bytes, amp.weights) : 0.0;
   const double amp_w_b = amp.weights > 0 ? memory_bound_time_s(hw, amp.weight_bwd_bytes, 2 * amp.weights) : 0.0;
