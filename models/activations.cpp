@@ -54,8 +54,8 @@
 //     outputs and the activation output (gated 3, plain 2)·e·f_e/etp, the expert output e·h (kept by the combine
 //     for the routing-probability gradient) and the fp32 probability 4 bytes; with a clamped activation on the
 //     TEGroupedMLP path the clamped concatenation e·2·f_e/etp more. LatentMoE: the routed pairs' input and output
-//     are ℓ wide instead of h, and fc2_latent_proj keeps its ℓ-wide input on the SP shard (g_in·ℓ per token). The dispatch send/receive buffers are
-//     transient: moe_dispatch_buffer_bytes, counted in the working bytes.
+//     are ℓ wide instead of h, and fc2_latent_proj keeps its ℓ-wide input on the SP shard (g_in·ℓ per token). The
+//     dispatch send/receive buffers are transient: moe_dispatch_buffer_bytes, counted in the working bytes.
 #include "models/model.hpp"
 #include "sim/core/error.hpp"
 
