@@ -101,7 +101,15 @@ int finish_output(int status) {
   std::cout.flush();
   const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
   if (!failed) return status;
-  const int e = errno;
+  int e = errno;
+  if (e == 0) {
+    // The write failed earlier, while the output was printed (an output larger than the stdio buffer): the stream
+    // kept only its error flag. One more byte written and flushed gets the reason from the system again.
+    std::clearerr(stdout);
+    errno = 0;
+    std::fputc('\n', stdout);
+    if (std::fflush(stdout) != 0) e = errno;
+  }
   return fail(std::string("cannot write the output to standard output: ") + (e ? std::strerror(e) : "write error"));
 }
 

@@ -161,6 +161,26 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   }
   j["stages"] = stages;
   j["critical_stage"] = r.critical_stage;
+  // Where one layer's passes spend their time, per layer kind (predict fills StepReport::layer_kinds).
+  if (!r.layer_kinds.empty()) {
+    json kinds = json::array();
+    auto pass_json = [](const LayerKindReport::Pass& ps) {
+      const PassParts& q = ps.parts;
+      return json{{"gemm_s", q.gemm_s},           {"attention_s", q.attention_s},
+                  {"memory_bound_s", q.memory_bound_s}, {"fp8_cast_s", q.fp8_cast_s},
+                  {"recompute_s", q.recompute_s}, {"other_s", q.other_s},
+                  {"compute_s", ps.compute_s},    {"exposed_comm_s", ps.exposed_comm_s},
+                  {"host_wait_s", ps.host_wait_s}, {"duration_s", ps.duration_s},
+                  {"host_issue_s", ps.host_issue_s}, {"kernels", ps.kernels}};
+    };
+    for (const LayerKindReport& k : r.layer_kinds)
+      kinds.push_back({{"attention", to_string(k.attention)},
+                       {"ffn", to_string(k.ffn)},
+                       {"layers", k.layers},
+                       {"forward", pass_json(k.forward)},
+                       {"backward", pass_json(k.backward)}});
+    j["layer_kinds"] = kinds;
+  }
   j["events"] = r.events;
   j["warnings"] = r.warnings;
   if (train) {
@@ -223,6 +243,33 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (";
   for (Axis a : kAxes) o << (a == kAxes.front() ? "" : ", ") << axis_name(a) << " " << ms(r.exposed_by_kind_s[a]);
   o << ")  on stage " << r.critical_stage << "\n\n";
+  if (!r.layer_kinds.empty()) {
+    // One layer's forward and backward (recompute included) for one micro-batch on one rank, by kind.
+    o << "  one layer, one micro-batch, one GPU (ms): where its passes spend their time\n";
+    char head[260];
+    std::snprintf(head, sizeof head, "    %-20s %7s  %-4s %9s %10s %13s %9s %10s %7s %13s %10s %8s\n", "kind", "layers",
+                  "pass", "GEMM", "attention", "memory-bound", "fp8 cast", "recompute", "other", "exposed comm",
+                  "host wait", "= pass");
+    o << head;
+    for (const LayerKindReport& k : r.layer_kinds) {
+      const std::string name = k.attention == AttentionKind::None ? to_string(k.ffn)
+                               : k.ffn == FfnKind::None         ? to_string(k.attention)
+                                                                : to_string(k.attention) + " + " + to_string(k.ffn);
+      for (int b = 0; b < 2; ++b) {
+        const LayerKindReport::Pass& ps = b == 0 ? k.forward : k.backward;
+        const PassParts& q = ps.parts;
+        char line[260];
+        std::snprintf(line, sizeof line,
+                      "    %-20s %7s  %-4s %9.3f %10.3f %13.3f %9.3f %10.3f %7.3f %13.3f %10.3f %8.3f\n",
+                      b == 0 ? name.c_str() : "", b == 0 ? std::to_string(k.layers).c_str() : "", b == 0 ? "fwd" : "bwd",
+                      1e3 * q.gemm_s, 1e3 * q.attention_s, 1e3 * q.memory_bound_s, 1e3 * q.fp8_cast_s,
+                      1e3 * q.recompute_s, 1e3 * q.other_s, 1e3 * ps.exposed_comm_s, 1e3 * ps.host_wait_s,
+                      1e3 * ps.duration_s);
+        o << line;
+      }
+    }
+    o << "\n";
+  }
   const MemoryReport& m = r.memory;
   o << "  memory (stage " << m.peak_stage << ", the most loaded GPU)\n";
   // DualPipe: every rank holds its stage and a copy of the mirror stage (ScheduleTraits::parameter_copies).

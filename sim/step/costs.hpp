@@ -10,6 +10,7 @@
 #pragma once
 #include "hardware/collective_memo.hpp"
 #include "plans/scenario.hpp"
+#include "sim/step/report.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -85,6 +86,8 @@ struct LayerKindCosts {
   LayerKind kind;
   PassCosts pass;
   RankParams params;  // dense (reduced over DP×CP) and expert (reduced over the expert-DP group) parameters per rank
+  // What pass.fwd.compute_s and pass.bwd.compute_s are made of (layer_costs): reported by predict, not simulated.
+  PassParts fwd_parts, bwd_parts;
 };
 
 // An F&B pair (DualPipe, DeepSeek-V3 report §3.2.1: "overlap the computation and communication within a pair of
@@ -247,6 +250,10 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw = n
                              const CollectiveMemos* memos = nullptr);
 
 // ---- the pieces (internal to compute_step_costs; exposed for the derived-number tests) ----
+// The layer kinds' forward and combined backward as predict reports them (StepReport::layer_kinds): their PassParts,
+// exposed in-pass communication, host wait and issue, with the count of each kind in the model.
+std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCosts& k);
+
 struct CostContext {
   const Scenario& sc;
   const Hardware& hw;             // the stack's kernels (megatron_compute for Megatron-Core)
@@ -270,6 +277,8 @@ double activation_bytes(const Scenario& sc);
 // model's single block — a Mamba-2 mixer, attention, MLP or MoE alone): compute, TP/CP/EP communication, recompute.
 // Without a kind: the model's representative kind (uniform models).
 PassCosts layer_costs(const CostContext& c, LayerKind kind);
+// … and what the forward's and the combined backward's compute_s are made of (PassParts), when fwd / bwd are given.
+PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd, PassParts* bwd);
 // The TP collectives' share of each half of a layer, in units of one half's all-gather + reduce-scatter (SP) or
 // all-reduce: the token mixer (attention, MLA or a Mamba mixer: column-parallel in, row-parallel out) one, a dense
 // FFN one, an MoE block one without SP (its output reduced over the TP group) and with SP only when it has shared

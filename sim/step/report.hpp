@@ -41,6 +41,41 @@ struct StageMetrics {
   double allocated_peak_gib = 0;
 };
 
+// Where one pass of one layer spends its GPU time, as the cost model prices it (sim/step/costs/layer.cpp): the parts
+// of the pass's compute time, for one micro-batch on one rank.
+struct PassParts {
+  double gemm_s = 0;         // the layer's GEMMs: QKV / output projection, FFN or shared and routed experts, router,
+                             // latent / Mamba projections (backward: dgrad + wgrad)
+  double attention_s = 0;    // the attention core: flash / cuDNN kernels, or the unfused batched GEMMs and softmax
+  double memory_bound_s = 0; // memory-bound kernels: norms, activations, residual adds, RoPE, MoE router, permutation
+                             // and sorts, the Mamba mixer's convolution and scan, autocast copies
+  double fp8_cast_s = 0;     // fp8 quantisation (and transposes) of the GEMM operands
+  double recompute_s = 0;    // backward only: the recomputed forward (full or selective recompute)
+  double other_s = 0;        // the rest of the pass's compute: the per-layer overhead and the SM share that overlapped
+                             // communication (TP overlap, an overlapped token exchange) takes from the compute
+  double sum() const { return gemm_s + attention_s + memory_bound_s + fp8_cast_s + recompute_s + other_s; }
+  PassParts& operator*=(double k) {
+    gemm_s *= k, attention_s *= k, memory_bound_s *= k, fp8_cast_s *= k, recompute_s *= k, other_s *= k;
+    return *this;
+  }
+};
+
+// One kind of layer (models/ LayerKind) as predict reports it: one micro-batch's forward and backward on one rank.
+struct LayerKindReport {
+  AttentionKind attention = AttentionKind::Full;
+  FfnKind ffn = FfnKind::Dense;
+  int layers = 0;  // layers of this kind in the model
+  struct Pass {
+    PassParts parts;
+    double compute_s = 0;       // = parts.sum()
+    double exposed_comm_s = 0;  // TP, CP and EP communication inside the pass that compute does not hide
+    double host_wait_s = 0;     // GPU idle at a device→host sync inside the pass (MoE token counts, test-mode checks)
+    double duration_s = 0;      // compute + exposed communication + host wait: the pass on its own
+    double host_issue_s = 0;    // CPU time to issue the pass (runs ahead of the GPU unless a sync stops it)
+    double kernels = 0;         // GPU operations the host issues for it
+  } forward, backward;
+};
+
 struct StepReport {
   double step_time_s = 0;
   // Model / hardware FLOPs utilisation with the causal attention core counted as causal (half of s², Megatron-Core
@@ -63,6 +98,8 @@ struct StepReport {
   std::vector<StageMetrics> stages;
   int critical_stage = 0;       // the stage whose compute + exposed comm is largest (reported in compute_s …)
   std::vector<std::string> warnings;
+  // Per layer kind, the pass costs the schedule places (predict fills it; sweeps leave it empty).
+  std::vector<LayerKindReport> layer_kinds;
 };
 
 // ---- the run ----

@@ -65,6 +65,46 @@ TEST_CASE("api::predict(json) is the predict JSON of the same scenario") {
   CHECK(api::predict(again)["step_time_s"] == out["step_time_s"]);
 }
 
+TEST_CASE("predict's layer_kinds: each kind of layer, its count and where its passes spend their time") {
+  // GPT-OSS 120B (tests/data/models/gpt_oss_120b_parsim.json): 36 MoE layers, sliding-window attention on the even
+  // layers and full attention on the odd ones — two kinds of 18 layers; on 8 GPUs with ep8.
+  const json out = api::predict({{"model", std::string(PARSIM_TEST_DATA) + "/models/gpt_oss_120b_parsim.json"},
+                                 {"plan", "tp1pp1dp8ep8"}, {"gpu", "b200"}, {"seq", 4096}, {"gbs", 64}, {"mbs", 1}});
+  REQUIRE(out.contains("layer_kinds"));
+  const json& kinds = out["layer_kinds"];
+  REQUIRE(kinds.size() == 2);
+  int layers = 0;
+  for (const json& k : kinds) {
+    CAPTURE(k.dump());
+    CHECK(k["ffn"] == "moe");
+    CHECK(k["layers"] == 18);
+    layers += k["layers"].get<int>();
+    for (const char* pass : {"forward", "backward"}) {
+      const json& p = k[pass];
+      // The parts add up to the pass's compute; the pass lasts its compute + exposed communication + host wait.
+      const double parts = p["gemm_s"].get<double>() + p["attention_s"].get<double>() +
+                           p["memory_bound_s"].get<double>() + p["fp8_cast_s"].get<double>() +
+                           p["recompute_s"].get<double>() + p["other_s"].get<double>();
+      CHECK(parts == doctest::Approx(p["compute_s"].get<double>()).epsilon(1e-9));
+      CHECK(p["duration_s"].get<double>() ==
+            doctest::Approx(p["compute_s"].get<double>() + p["exposed_comm_s"].get<double>() +
+                            p["host_wait_s"].get<double>())
+                .epsilon(1e-9));
+      CHECK(p["gemm_s"].get<double>() > 0);
+      CHECK(p["kernels"].get<double>() > 0);
+    }
+  }
+  CHECK(layers == out["model"]["layers"].get<int>());
+  // The window of 128 keys costs the sliding layers' attention far less than the full layers' 4,096.
+  const auto attn = [&](const char* a) {
+    for (const json& k : kinds)
+      if (k["attention"] == a) return k["forward"]["attention_s"].get<double>();
+    return -1.0;
+  };
+  CHECK(attn("sliding") > 0);
+  CHECK(attn("sliding") < 0.5 * attn("full"));
+}
+
 TEST_CASE("api errors carry the CLI's one-line messages") {
   using doctest::Contains;
   CHECK(error_of({{"model", "llama7b"}, {"plan", "tp8"}, {"seq", -1}}, api::predict) ==

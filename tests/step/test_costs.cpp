@@ -584,3 +584,48 @@ TEST_CASE("TP collectives of a hybrid model's blocks: one half each, none for an
                       collective_time(te, Collective::ReduceScatter, A, tp).time_s;
   for (const LayerKindCosts& kc : k.kinds) CHECK(kc.pass.fwd.tp_s == doctest::Approx(half).epsilon(1e-9));
 }
+
+TEST_CASE("where a layer's passes spend their time: the parts of compute_s (predict's layer_kinds)") {
+  // llama2-7b on one GPU (tp1: no TP communication, world 1: no slowest-GPU factor), bf16, seq 4096, mbs 1.
+  const Scenario sc = llama("tp1pp1dp1");
+  const StepCosts k = compute_step_costs(sc);
+  REQUIRE(k.kinds.size() == 1);
+  const PassParts& f = k.kinds[0].fwd_parts;
+  const PassParts& b = k.kinds[0].bwd_parts;
+  // The parts add up to the pass's compute time (other = what lies beyond the priced kernels: the preset's per-layer
+  // overhead, 0 on the H100 preset's Megatron profile).
+  CHECK(f.sum() == doctest::Approx(k.layer.fwd.compute_s).epsilon(1e-12));
+  CHECK(b.sum() == doctest::Approx(k.layer.bwd.compute_s).epsilon(1e-12));
+  const Hardware te = megatron_compute(sc.hw);
+  CHECK(f.other_s == doctest::Approx(te.gpu.compute.layer_overhead_s).epsilon(1e-12));
+  // GEMM part of the forward = the four GEMMs of the layer (tokens m = 4096, h = 4096, f = 11008, SwiGLU), each timed
+  // by the hardware model (hardware/compute_cost.cpp gemm_time_s): QKV 4096×12288×4096 (q, k, v of 32 heads × 128),
+  // output projection 4096×4096×4096, FC1 4096×22016×4096 (gate and up), FC2 4096×4096×11008.
+  const double gemms = gemm_time_s(te, 4096, 12288, 4096, Precision::BF16) +
+                       gemm_time_s(te, 4096, 4096, 4096, Precision::BF16) +
+                       gemm_time_s(te, 4096, 22016, 4096, Precision::BF16) +
+                       gemm_time_s(te, 4096, 4096, 11008, Precision::BF16);
+  CHECK(f.gemm_s == doctest::Approx(gemms).epsilon(1e-9));
+  // The backward runs dgrad and wgrad of each GEMM: twice the forward's 2mnk FLOPs each at shapes of the same size, so
+  // between 1.8× and 2.2× the forward's GEMM time (their tile and wave efficiencies differ by a few percent).
+  CHECK(b.gemm_s > 1.8 * f.gemm_s);
+  CHECK(b.gemm_s < 2.2 * f.gemm_s);
+  // The causal flash-attention backward: 2.5× the forward's FLOPs (domain notes §2) at its own efficiency, more time.
+  CHECK(b.attention_s > 2 * f.attention_s);
+  // bf16: no fp8 casts; no recompute.
+  CHECK(f.fp8_cast_s == 0);
+  CHECK(b.fp8_cast_s == 0);
+  CHECK(b.recompute_s == 0);
+  // Full recompute (Megatron's reentrant checkpoint) re-runs the whole forward before the backward: its compute is the
+  // forward's, to the last bit, and the other parts of the backward do not change.
+  const StepCosts r = compute_step_costs(llama("tp1pp1dp1", false, Recompute::Full));
+  CHECK(r.kinds[0].bwd_parts.recompute_s == doctest::Approx(r.layer.fwd.compute_s).epsilon(1e-12));
+  CHECK(r.kinds[0].bwd_parts.gemm_s == doctest::Approx(b.gemm_s).epsilon(1e-12));
+  // fp8 (Transformer Engine): the operand casts appear as their own part.
+  ScenarioInput in = one_gpu_input("llama2-7b");
+  in.train.precision = Precision::FP8;
+  const StepCosts e = compute_step_costs(resolve_scenario(in));
+  CHECK(e.kinds[0].fwd_parts.fp8_cast_s > 0);
+  CHECK(e.kinds[0].bwd_parts.fp8_cast_s > e.kinds[0].fwd_parts.fp8_cast_s);
+  CHECK(e.kinds[0].fwd_parts.sum() == doctest::Approx(e.layer.fwd.compute_s).epsilon(1e-12));
+}

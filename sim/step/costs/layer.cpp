@@ -668,7 +668,9 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
 
 PassCosts layer_costs(const CostContext& c) { return layer_costs(c, representative_kind(c.sc.model)); }
 
-PassCosts layer_costs(const CostContext& c, LayerKind kind) {
+PassCosts layer_costs(const CostContext& c, LayerKind kind) { return layer_costs(c, kind, nullptr, nullptr); }
+
+PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd_parts, PassParts* bwd_parts) {
   const Scenario& sc = c.sc;
   const ModelSpec& m = sc.model;
   const TrainingConfig& tr = sc.train;
@@ -1020,7 +1022,19 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind) {
   }
   add_cp_bwd(bwd);
   add_ep_comm(c, bwd, ep.bwd_s, ep.a2a_bwd_s, shared.dgrad + shared.wgrad, fwd_compute);
+  const double bwd_before_recompute = bwd.compute_s;
   add_recompute(bwd);
+  // The parts of the two passes' compute (PassParts); `other` is what the lines above add beyond the priced kernels
+  // (the per-layer overhead, the SM share of overlapped communication), the recompute what add_recompute added.
+  if (fwd_parts) {
+    *fwd_parts = PassParts{gemm_f, attn_f, elem_f + own_mem_f + amp_w_f, cast_f, 0, 0};
+    fwd_parts->other_s = fwd.compute_s - fwd_parts->sum();
+  }
+  if (bwd_parts) {
+    *bwd_parts = PassParts{gemm_dgrad + gemm_wgrad, attn_b, elem_b + own_mem_b + amp_w_b, cast_b,
+                           bwd.compute_s - bwd_before_recompute, 0};
+    bwd_parts->other_s = bwd.compute_s - bwd_parts->sum();
+  }
 
   // The halves: B holds everything on the path to the previous layer's gradient (dgrad GEMMs, attention and
   // elementwise backward, the TP reduction of dX, the CP ring, the MoE combine/dispatch gradients' exchanges,

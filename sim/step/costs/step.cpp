@@ -3,6 +3,7 @@
 #include "sim/step/costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parsim {
 
@@ -33,7 +34,9 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   if (kinds.size() > 1) out.kind_prefix.assign(kinds.size() * static_cast<std::size_t>(L + 1), 0);
   for (std::size_t j = 0; j < kinds.size(); ++j) {
     const LayerKind kind = kinds[j].first;
-    out.kinds.push_back({kind, layer_costs(c, kind), layer_params_per_rank(m, kind, pl.tp, pl.ep, pl.expert_tp())});
+    LayerKindCosts k{kind, {}, layer_params_per_rank(m, kind, pl.tp, pl.ep, pl.expert_tp()), {}, {}};
+    k.pass = layer_costs(c, kind, &k.fwd_parts, &k.bwd_parts);
+    out.kinds.push_back(k);
     out.has_expert_params = out.has_expert_params || out.kinds.back().params.expert > 0;
     if (kinds.size() == 1) continue;
     int* row = out.kind_prefix.data() + j * static_cast<std::size_t>(L + 1);
@@ -49,7 +52,11 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
     auto slow_down = [slow](PassCosts& p) {
       for (PassCost* q : {&p.fwd, &p.bwd, &p.bwd_input, &p.bwd_weight}) q->compute_s *= slow;
     };
-    for (LayerKindCosts& k : out.kinds) slow_down(k.pass);
+    for (LayerKindCosts& k : out.kinds) {
+      slow_down(k.pass);
+      k.fwd_parts *= slow;
+      k.bwd_parts *= slow;
+    }
     slow_down(out.embed);
     slow_down(out.head);
   }
@@ -160,6 +167,36 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   const double master_rw = sc.train.bf16_optimizer ? 2 * 2.0 : 2 * 4.0, model_copy = sc.train.bf16_optimizer ? 0.0 : 2.0;
   out.optimizer_bytes_per_param = 4 + master_rw + 2 * 2 * moments + model_copy + 4;
   add_step_host(sc, out);
+  return out;
+}
+
+std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCosts& k) {
+  std::vector<LayerKindReport> out;
+  const auto counts = sc.model.layer_kind_counts();
+  auto pass = [](const PassCost& c, const PassParts& parts) {
+    LayerKindReport::Pass p;
+    p.parts = parts;
+    // What the pass's compute holds beyond the priced parts (values set after layer_costs) goes to `other`.
+    p.parts.other_s += c.compute_s - parts.sum();
+    if (std::fabs(p.parts.other_s) < 1e-12) p.parts.other_s = 0;  // rounding of the sum, not work
+    p.compute_s = c.compute_s;
+    p.exposed_comm_s = c.tp_exposed_s + c.cp_exposed_s + c.ep_exposed_s;
+    p.host_wait_s = c.host_wait_s;
+    p.duration_s = c.duration_s();
+    p.host_issue_s = c.host_s;
+    p.kernels = c.kernels;
+    return p;
+  };
+  for (const LayerKindCosts& kc : k.kinds) {
+    LayerKindReport r;
+    r.attention = kc.kind.attention;
+    r.ffn = kc.kind.ffn;
+    for (const auto& [kind, n] : counts)
+      if (kind == kc.kind) r.layers = n;
+    r.forward = pass(kc.pass.fwd, kc.fwd_parts);
+    r.backward = pass(kc.pass.bwd, kc.bwd_parts);
+    out.push_back(r);
+  }
   return out;
 }
 
