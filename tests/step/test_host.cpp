@@ -290,3 +290,35 @@ TEST_CASE("host: long kernels hide the host — the factor does not move a GPU-b
   CHECK(b >= a);
   CHECK(b <= 1.01 * a);
 }
+
+TEST_CASE("host: GPT-OSS's clamped quick-GEGLU syncs every MoE layer forward and moe_act recompute once more") {
+  // Megatron-Core's weighted_bias_quick_geglu_impl (fused_bias_geglu.py) builds its linear offset with
+  // torch.tensor(…, device=cuda) on each call: a blocking host-to-device copy, i.e. a stream sync (costs/host.cpp
+  // geglu_sync). An MoE layer's forward already waits at the dispatcher's token-count sync for the round trip, the
+  // relaunch and the host's catch-up: sync_s + op_s + max(0, H − G), H the forward's host time and G its GPU time.
+  // The clamped activation (GPT-OSS "activation_clamp") adds one more sync_s + op_s — no second catch-up.
+  Scenario moe = tiny();
+  moe.model.experts = 4;
+  moe.model.experts_per_token = 2;
+  moe.model.expert_ffn_hidden = 512;
+  moe.train = resolve_training(moe.plan, moe.model, moe.train);
+  Scenario clamp = moe;
+  clamp.model.activation_clamp = 7.0;
+  for (const Scenario* sc : {&moe, &clamp}) {
+    const StepCosts k = compute_step_costs(*sc);
+    const PassCost& f = k.layer.fwd;
+    const double catch_up = std::max(0.0, f.host_s - (f.duration_s() - f.host_wait_s));
+    const int syncs = sc == &clamp ? 2 : 1;
+    CAPTURE(syncs);
+    CHECK(f.host_wait_s == doctest::Approx(syncs * (k.host.sync_s + k.host.op_s) + catch_up).epsilon(1e-12));
+    // No recompute: the backward does not run the activation's forward again.
+    CHECK(k.layer.bwd.host_wait_s == 0);
+  }
+  // Selective recompute of moe_act alone re-runs the clamped activation in the backward: one sync there.
+  Scenario act = clamp;
+  act.train.recompute = Recompute::Selective;
+  act.train.recompute_modules = RecomputeModules{static_cast<unsigned>(RecomputeModule::MoeAct)};
+  const StepCosts k = compute_step_costs(act);
+  CHECK(k.layer.bwd.host_wait_s == doctest::Approx(k.host.sync_s + k.host.op_s).epsilon(1e-12));
+  CHECK(k.layer.bwd_input.host_wait_s == doctest::Approx(k.host.sync_s + k.host.op_s).epsilon(1e-12));
+}

@@ -317,10 +317,15 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // (moe_router_force_load_balancing) state --moe-force-balance instead of --moe-imbalance 1.0: the busiest EP rank's
   // expected load 1.0025–1.0155 × the mean — E0014 −26.0 → −25.3 %, E0016 −19.3 → −17.3 %, E0015 −23.9 → −22.7 %,
   // E0006 +5.0 → +5.9 %; mean 11.4 → 11.2 %.
-  // Bounds: issue 10's mean (12 %; 11.2 % reached) and the worst row (25.3 %) with a margin of 0.5 point; at most the
-  // one row beyond issue 10's 25 % that remains (E0014, GPT-OSS 120B BF16 on GB200 with EP 64).
+  // geglusync (session 17): GPT-OSS's clamped quick-GEGLU on the TEGroupedMLP path builds its linear offset with a
+  // blocking host-to-device copy per call (fused_bias_geglu.py weighted_bias_quick_geglu_impl: a stream sync in every
+  // MoE layer forward and moe_act recompute; costs/host.cpp): E0014 −25.3 → −24.7 %, E0015 −22.7 → −22.4 %, E0016
+  // −17.3 → −16.6 %; mean 11.2 → 11.1 %, signed −8.0 %.
+  // Bounds: issue 10's mean (12 %; 11.1 % reached) and its 25 % per row (worst E0014, GPT-OSS 120B BF16 on GB200
+  // with EP 64, −24.7 %: every fine-grained MoE row without a full-iteration CUDA graph is too fast, README
+  // 'How accurate is it?').
   constexpr double kMoeMeanBound = 0.12;
-  constexpr double kMoeRowBound = 0.258;
+  constexpr double kMoeRowBound = 0.25;
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/moe.csv";
   const std::vector<PublishedRun> moe = load_published_runs(path);
   CHECK(moe.size() == 24);
@@ -376,7 +381,7 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   std::cout << "MoE: " << stats.back().simulated << " rows, mean |err| " << fmt_fixed(100 * stats.back().mean_abs, 1)
             << " %, " << beyond_issue_bound << " rows beyond " << fmt_fixed(100 * kRowBound, 0) << " %\n";
   CHECK(failed == 0);
-  CHECK(beyond_issue_bound <= 1);
+  CHECK(beyond_issue_bound == 0);
   CHECK(stats.back().mean_abs <= kMoeMeanBound);
 }
 
