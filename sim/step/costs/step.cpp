@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace parsim {
 
@@ -36,7 +37,7 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
     const LayerKind kind = kinds[j].first;
     LayerKindCosts k{kind, {}, layer_params_per_rank(m, kind, pl.tp, pl.ep, pl.expert_tp()), {}, {}};
     k.pass = layer_costs(c, kind, &k.fwd_parts, &k.bwd_parts);
-    out.kinds.push_back(k);
+    out.kinds.push_back(std::move(k));
     out.has_expert_params = out.has_expert_params || out.kinds.back().params.expert > 0;
     if (kinds.size() == 1) continue;
     int* row = out.kind_prefix.data() + j * static_cast<std::size_t>(L + 1);
