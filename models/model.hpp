@@ -266,6 +266,11 @@ struct RankParams {
   double dense = 0;
   double expert = 0;
   double total() const { return dense + expert; }
+  RankParams& operator+=(const RankParams& o) {
+    dense += o.dense, expert += o.expert;
+    return *this;
+  }
+  RankParams scaled(double n) const { return {dense * n, expert * n}; }  // n layers (or modules) of these
 };
 RankParams layer_params_per_rank(const ModelSpec& m, LayerKind k, int tp, int ep = 1, int etp = 0);
 // The same for the representative layer (see representative_kind below) with ep = 1, etp = tp.

@@ -880,7 +880,6 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
     const char* key = o.has("layers_block_type") ? "layers_block_type" : "layer_types";
     if (!o.has(key)) throw InputError(ctx + ": a nemotron_h config needs 'hybrid_override_pattern' (or "
                                             "'layers_block_type') to place its layers");
-    o.ignore(key);
     // NVIDIA's remote-code NemotronHConfig writes `layer_types` with every MLP block as "moe" (its comment: the
     // transformers cache validator rejects "mlp"), so from `layer_types` alone an "moe" entry cannot be told from an
     // MLP: refuse rather than guess.

@@ -226,16 +226,7 @@ struct StepCosts {
   }
   // Parameters one rank holds of layers [first, last).
   RankParams range_params(int first, int last) const {
-    struct Acc {
-      RankParams p;
-      Acc& operator+=(const Acc& o) {
-        p.dense += o.p.dense, p.expert += o.p.expert;
-        return *this;
-      }
-    };
-    return sum_range<Acc>(first, last, [](const LayerKindCosts& k, int n) {
-             return Acc{RankParams{k.params.dense * n, k.params.expert * n}};
-           }).p;
+    return sum_range<RankParams>(first, last, [](const LayerKindCosts& k, int n) { return k.params.scaled(n); });
   }
 };
 // megatron_hw: megatron_compute(sc.hw) when the caller already holds it (the sweep derives it once for all its plans

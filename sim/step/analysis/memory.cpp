@@ -20,22 +20,15 @@ RankParams stage_params(const StepCosts& k, int stage) {
     const int n = k.layers_per_chunk[static_cast<std::size_t>(vs)];
     if (k.uniform()) {
       // Uniform models (every dense model): n · per layer, no prefix scan (the sweep's pre-check calls this per stage).
-      p.dense += k.kinds.front().params.dense * n;
-      p.expert += k.kinds.front().params.expert * n;
+      p += k.kinds.front().params.scaled(n);
     } else {
       int first = 0;  // virtual stages hold consecutive layers in virtual-stage order
       for (int v = 0; v < vs; ++v) first += k.layers_per_chunk[static_cast<std::size_t>(v)];
-      const RankParams r = k.range_params(first, first + n);
-      p.dense += r.dense;
-      p.expert += r.expert;
+      p += k.range_params(first, first + n);
     }
     const EdgeWork e = edge_work(vs, pl.virtual_stages(), true, true, true);  // the whole chunk: both its ends
     if (e.embedding) p.dense += k.embed_params;
-    if (e.head) {
-      const RankParams head = k.head_stage_params();
-      p.dense += head.dense;
-      p.expert += head.expert;
-    }
+    if (e.head) p += k.head_stage_params();
   }
   return p;
 }

@@ -1025,16 +1025,19 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd_parts
   const double bwd_before_recompute = bwd.compute_s;
   add_recompute(bwd);
   // The parts of the two passes' compute (PassParts); `other` is what the lines above add beyond the priced kernels
-  // (the per-layer overhead, the SM share of overlapped communication), the recompute what add_recompute added.
-  if (fwd_parts) {
-    *fwd_parts = PassParts{gemm_f, attn_f, elem_f + own_mem_f + amp_w_f, cast_f, 0, 0};
-    fwd_parts->other_s = fwd.compute_s - fwd_parts->sum();
-  }
-  if (bwd_parts) {
-    *bwd_parts = PassParts{gemm_dgrad + gemm_wgrad, attn_b, elem_b + own_mem_b + amp_w_b, cast_b,
-                           bwd.compute_s - bwd_before_recompute, 0};
-    bwd_parts->other_s = bwd.compute_s - bwd_parts->sum();
-  }
+  // (the per-layer overhead, the SM share of overlapped communication), the recompute what add_recompute added. A
+  // residual below 1e-12 s is the rounding of the sum, not work.
+  auto with_other = [](PassParts q, double compute_s) {
+    const double rest = compute_s - q.sum();
+    q.other_s = std::fabs(rest) < 1e-12 ? 0.0 : rest;
+    return q;
+  };
+  if (fwd_parts)
+    *fwd_parts = with_other({gemm_f, attn_f, elem_f + own_mem_f + amp_w_f, cast_f, 0, 0}, fwd.compute_s);
+  if (bwd_parts)
+    *bwd_parts = with_other({gemm_dgrad + gemm_wgrad, attn_b, elem_b + own_mem_b + amp_w_b, cast_b,
+                             bwd.compute_s - bwd_before_recompute, 0},
+                            bwd.compute_s);
 
   // The halves: B holds everything on the path to the previous layer's gradient (dgrad GEMMs, attention and
   // elementwise backward, the TP reduction of dX, the CP ring, the MoE combine/dispatch gradients' exchanges,

@@ -3,7 +3,6 @@
 #include "sim/step/costs.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 namespace parsim {
@@ -83,14 +82,13 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
       module.bwd += found->pass.bwd;
       module.bwd_input += found->pass.bwd_input;
       module.bwd_weight += found->pass.bwd_weight;
-      one.dense += found->params.dense;
-      one.expert += found->params.expert;
+      one += found->params;
     }
     add_mtp_costs(c, out.embed, module, out.head);
     const double h = static_cast<double>(m.hidden);
     one.dense += 2.0 * h * h / pl.tp + 3.0 * h * m.norm_tensors();
     const double modules = m.mtp_repeated ? 1.0 : static_cast<double>(m.mtp_layers);
-    out.mtp_params = RankParams{one.dense * modules, one.expert * modules};
+    out.mtp_params = one.scaled(modules);
     out.has_expert_params = out.has_expert_params || out.mtp_params.expert > 0;
   }
   const P2PCost p2p = p2p_cost(c);
@@ -177,9 +175,6 @@ std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCo
   auto pass = [](const PassCost& c, const PassParts& parts) {
     LayerKindReport::Pass p;
     p.parts = parts;
-    // What the pass's compute holds beyond the priced parts (values set after layer_costs) goes to `other`.
-    p.parts.other_s += c.compute_s - parts.sum();
-    if (std::fabs(p.parts.other_s) < 1e-12) p.parts.other_s = 0;  // rounding of the sum, not work
     p.compute_s = c.compute_s;
     p.exposed_comm_s = c.tp_exposed_s + c.cp_exposed_s + c.ep_exposed_s;
     p.host_wait_s = c.host_wait_s;

@@ -10,15 +10,9 @@ namespace parsim::lowering {
 
 RankParams Builder::segment_params(int lb, int le, std::uint8_t edges) const {
   // Uniform models (every dense model): one kind, n · params — the sweep's hot path skips the per-kind sums.
-  RankParams rp = k_.uniform() ? RankParams{k_.kinds.front().params.dense * (le - lb),
-                                            k_.kinds.front().params.expert * (le - lb)}
-                               : k_.range_params(lb, le);
+  RankParams rp = k_.uniform() ? k_.kinds.front().params.scaled(le - lb) : k_.range_params(lb, le);
   if (edges & kEdgeEmbedding) rp.dense += k_.embed_params;
-  if (edges & kEdgeHead) {
-    const RankParams head = k_.head_stage_params();
-    rp.dense += head.dense;
-    rp.expert += head.expert;
-  }
+  if (edges & kEdgeHead) rp += k_.head_stage_params();
   return rp;
 }
 
