@@ -352,8 +352,9 @@ double multi_tensor_launches(double tensors, double elements, int depth) {
 HostConstant host_constant(HostStack st) {
   // One constant per Megatron program: Megatron-Core (TE or local spec) and the legacy Megatron-LM / Megatron-DeepSpeed
   // program. The data set them ≈ 1.6× apart (docs/host-model.md §7.8: the 2025 Megatron-LM CI, S53, against vTrain's
-  // Megatron-DeepSpeed runs, S56); keying them on the software generation instead (torch < 2.2, TorchScript fusions)
-  // leaves Megatron-Core's constant unidentified when S53 is left out (cross-validated: 59 % out of sample).
+  // Megatron-DeepSpeed runs, S56). Keying them on the process's generation instead (Megatron-Core with TorchScript
+  // fusions → the legacy constant) gains 0.1 point of cross-validation and costs vTrain's held-out runs a point
+  // (docs/host-model.md §7.16 (b)); it once left Megatron-Core's constant unidentified without S53 (59 %, §7.9).
   if (!megatron(st)) return HostConstant::Pytorch;
   return st == HostStack::MegatronLocal ? HostConstant::Legacy : HostConstant::Megatron;
 }
