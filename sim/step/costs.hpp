@@ -52,6 +52,10 @@ constexpr int kPassKinds = 4;
 // The four costs of one piece of the model (a layer, the embedding, the head) by pass kind.
 struct PassCosts {
   PassCost fwd, bwd, bwd_input, bwd_weight;
+  PassCosts& operator+=(const PassCosts& o) {
+    fwd += o.fwd, bwd += o.bwd, bwd_input += o.bwd_input, bwd_weight += o.bwd_weight;
+    return *this;
+  }
   const PassCost& operator[](PassKind k) const {
     switch (k) {
       case PassKind::Forward: return fwd;

@@ -563,26 +563,28 @@ LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
   const Piece pair_dgrad{kBwdRatio * (kTeLnLinear + kTeLinear) / 2, 2 + 2, 0};
   const Piece pair_wgrad{kBwdRatio * (kTeLnLinear + kTeLinear) / 2, 2, 0};
   LayerInventory L;
+  double gemms = 0, tensors = 0;  // the block's GEMMs (fp8 casts) and parameter tensors (DDP hooks)
+  // The block's two TE linears around its mixer or activation.
+  auto linear_pair = [&] {
+    L.fwd += pair_fwd;
+    L.dgrad += pair_dgrad;
+    L.wgrad += pair_wgrad;
+    gemms = 2;
+  };
   L.fwd = {kLayerGlue / 2, 0, 0};
   L.fwd += bda;
   if (!tr.jit_torchscript) L.compiled_fwd_us += fuse;
   L.dgrad = {kLayerGlue / 2 + kBwdRatio * fuse, 1 + 1, 0};
-  double gemms = 0, tensors = 0;  // the block's GEMMs (fp8 casts) and parameter tensors (DDP hooks)
   if (kind.attention == AttentionKind::Mamba) {
-    L.fwd += pair_fwd;
-    L.dgrad += pair_dgrad;
-    L.wgrad += pair_wgrad;
+    linear_pair();
     const double fwd_launches = 11 + (tr.mbs > 1 ? 2 : 0);
     L.fwd += {fwd_launches * kOp, fwd_launches, 0};
     L.dgrad += {53 * kOp, 53, 0};
-    gemms = 2;
     // in_proj (+ its fused norm), conv1d weight and bias, dt_bias, A_log, D, the gated norm, out_proj (+ biases).
     tensors = 2 + 1 + (m.mamba_conv_bias ? 1 : 0) + 3 + 1 + 1 + (m.mamba_proj_bias ? 2 : 0);
   } else if (kind.has_attention()) {
     const bool rope = m.position == PositionKind::RoPE;
-    L.fwd += pair_fwd;
-    L.dgrad += pair_dgrad;
-    L.wgrad += pair_wgrad;
+    linear_pair();
     const FwdBwd core = te_attention_core(tr, drop);
     L.attn_fwd = core.fwd;
     L.fwd += core.fwd;
@@ -596,16 +598,12 @@ LayerInventory block_inventory(const CostContext& c, LayerKind kind) {
       L.fwd += kQkNorms.fwd;
       L.dgrad += kQkNorms.bwd;
     }
-    gemms = 2;
     tensors = 2 + 1 + (m.has_qkv_bias() ? 1 : 0) + (m.has_out_bias() ? 1 : 0) + (m.qk_norm != QkNorm::None ? 2 : 0);
   }
   if (kind.ffn == FfnKind::Dense) {
-    L.fwd += pair_fwd;
+    linear_pair();
     L.fwd += {fuse, 1, 0};  // the bias-activation fusion
-    L.dgrad += pair_dgrad;
     L.dgrad += {kBwdRatio * fuse, 1, 0};
-    L.wgrad += pair_wgrad;
-    gemms = 2;
     tensors = 2 + 1 + (m.has_ffn_bias() ? 2 : 0);
   } else if (kind.ffn == FfnKind::MoE) {
     const MoeInventory I = moe_inventory(c, HostStack::MegatronCoreTE);

@@ -78,10 +78,7 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
       for (const LayerKindCosts& kc : out.kinds)
         if (kc.kind == k) found = &kc;
       if (found == nullptr) throw InputError("model '" + m.name + "': an MTP layer kind is not among its layers");
-      module.fwd += found->pass.fwd;
-      module.bwd += found->pass.bwd;
-      module.bwd_input += found->pass.bwd_input;
-      module.bwd_weight += found->pass.bwd_weight;
+      module += found->pass;
       one += found->params;
     }
     add_mtp_costs(c, out.embed, module, out.head);
@@ -171,7 +168,6 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
 
 std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCosts& k) {
   std::vector<LayerKindReport> out;
-  const auto counts = sc.model.layer_kind_counts();
   auto pass = [](const PassCost& c, const PassParts& parts) {
     LayerKindReport::Pass p;
     p.parts = parts;
@@ -183,12 +179,12 @@ std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCo
     p.kernels = c.kernels;
     return p;
   };
-  for (const LayerKindCosts& kc : k.kinds) {
+  for (std::size_t j = 0; j < k.kinds.size(); ++j) {
+    const LayerKindCosts& kc = k.kinds[j];
     LayerKindReport r;
     r.attention = kc.kind.attention;
     r.ffn = kc.kind.ffn;
-    for (const auto& [kind, n] : counts)
-      if (kind == kc.kind) r.layers = n;
+    r.layers = k.count(j, 0, sc.model.layers);  // the kind's layers, from the prefix counts the costs keep
     r.forward = pass(kc.pass.fwd, kc.fwd_parts);
     r.backward = pass(kc.pass.bwd, kc.bwd_parts);
     out.push_back(r);
