@@ -288,12 +288,19 @@ PassCosts layer_costs(const CostContext& c);
 // A Mamba-2 mixer's memory-bound kernels (conv1d, the chunked scan, the grouped gated RMSNorm) on one rank for one
 // micro-batch, as Megatron-Core's memory-efficient path runs them (costs/layer.cpp mamba_work documents the count):
 // HBM bytes and launches each direction, and the scan's matmul FLOPs. All zero for a layer without a Mamba mixer.
+// ssd_*_bytes: the part of the bytes that the chunked scan's Triton kernels move (the cumsum, chunk-state,
+// state-passing, C·Bᵀ and chunk-scan kernels and their backward), which run at kSsdBandwidthShare of the GPU's
+// achievable bandwidth (layer.cpp); the rest (conv1d, gated norm, copies, PyTorch glue) streams at the full rate.
 struct MambaWork {
   double fwd_bytes = 0, bwd_bytes = 0;
+  double ssd_fwd_bytes = 0, ssd_bwd_bytes = 0;  // (included in fwd_bytes / bwd_bytes)
   double fwd_flops = 0, bwd_flops = 0;
   int fwd_kernels = 0, bwd_kernels = 0;
 };
 MambaWork mamba_work(const Scenario& sc, const LayerWork& lw);
+// The share of the GPU's achievable HBM bandwidth (hbm_bandwidth × hbm_efficiency) at which the Mamba-2 chunked
+// scan's Triton kernels move the bytes mamba_work counts for them (measured on H100: costs/layer.cpp).
+constexpr double kSsdBandwidthShare = 0.42;
 // The expert split an MoE layer runs with: ep and etp of the plan, the busiest rank's load over the mean
 // (--moe-imbalance; 1 with a single EP rank, capped by --moe-capacity-factor when tokens are dropped).
 ExpertSplit expert_split(const Scenario& sc);

@@ -377,14 +377,32 @@ struct MambaTimes {
 };
 // Each direction at its bytes, or at its FLOPs at the bf16 GEMM rate if that were longer, plus the launches — on the
 // stack's kernel profile `hw` (layer_costs' CostContext hardware: the Megatron profile and its sustained fraction).
+// The chunked scan's Triton kernels do not stream their bytes at the achievable bandwidth: they move them at
+// kSsdBandwidthShare = 0.42 of it (costs.hpp). [M, H100] vLLM pull request #27299 (2025-10-25, "Mamba2 SSD add fused
+// kernel", microbenchmark on one H100 by its reviewers) times the "Original" forward — vLLM's copy of mamba_ssm's
+// _chunk_cumsum_fwd, _chunk_state_fwd, _state_passing_fwd, _bmm_chunk_fwd and _chunk_scan_fwd, the kernels
+// mamba_split_conv1d_scan_combined runs between the conv and the norm — at granite-4.0-h-small's shape (H 128,
+// P 64, G 1, N 128, chunk Q 256; no z gate): 1.262, 1.292, 1.180, 1.107, 1.070 and 1.082 × 10⁷ tokens/s at 8,192 …
+// 262,144 tokens, mean 1.166 × 10⁷ = 85.8 ns per token (below 8,192 tokens a fixed ≈ 0.28 ms per call dominates).
+// mamba_work's count of those kernels' bytes at that shape (cumsum 10H, chunk states 2HP + 2GN + 8H + 4HPN/Q, state
+// passing 6HPN/Q + 4H/Q, C·Bᵀ 4GN + 4GQ, chunk scan without z 4GQ + 4HP + 8H + 2GN + 2HPN/Q; the final state per
+// sequence negligible) is 104,834 B per token = 36.0 ns at H100's 3.35 TB/s × 0.87: 36.0 / 85.8 = 0.42 (0.39 … 0.46
+// over the sizes; the same pull request's one fused kernel runs at 2.3 × 10⁷ tokens/s, ≈ 0.8 of the achievable rate
+// on that count, so the count is not what is slow). Their backward (chunk_scan / chunk_state / state-passing / bmm
+// backward kernels, the same Triton style) is taken at the same share [E], and so is every other GPU [E: measured on
+// H100 only]. The conv1d (causal-conv1d's CUDA kernel), the gated norm and the PyTorch glue stream at the full rate.
 MambaTimes mamba_times(const Hardware& hw, const Scenario& sc, const LayerWork& lw) {
   const MambaWork w = mamba_work(sc, lw);
   if (w.fwd_kernels == 0) return {};
   const double rate = hw.gpu.peak_bf16 * hw.gpu.compute.gemm_ceiling * sustained_fraction(hw);
-  auto priced = [&](double bytes, double flops, int kernels) {
-    return memory_bound_time_s(hw, bytes, kernels) + std::max(0.0, flops / rate - memory_bound_time_s(hw, bytes, 0));
+  // The scan kernels' bytes at kSsdBandwidthShare of the achievable bandwidth: counted as that many more bytes.
+  auto priced = [&](double bytes, double ssd_bytes, double flops, int kernels) {
+    const double streamed = bytes + ssd_bytes * (1.0 / kSsdBandwidthShare - 1.0);
+    return memory_bound_time_s(hw, streamed, kernels) +
+           std::max(0.0, flops / rate - memory_bound_time_s(hw, streamed, 0));
   };
-  return {priced(w.fwd_bytes, w.fwd_flops, w.fwd_kernels), priced(w.bwd_bytes, w.bwd_flops, w.bwd_kernels)};
+  return {priced(w.fwd_bytes, w.ssd_fwd_bytes, w.fwd_flops, w.fwd_kernels),
+          priced(w.bwd_bytes, w.ssd_bwd_bytes, w.bwd_flops, w.bwd_kernels)};
 }
 
 // A sliding-window layer's attention as the flash kernels run it (FlashAttention-2 csrc/flash_attn/src
@@ -512,14 +530,14 @@ MambaWork mamba_work(const Scenario& sc, const LayerWork& lw) {
   const double HP = H * P, GN = G * N, GQ = G * Q, HPN = H * P * N, C = static_cast<double>(x.conv_channels);
   const double W = 2 * HP + 2 * GN + H, L = static_cast<double>(sc.train.seq) / sc.plan.cp, BM = 64;
   const bool copies = sc.train.mbs > 1;
-  const double fwd = 2 * e * C + (e * H + 8 * H) + (e * HP + e * GN + 8 * H + 4 * HPN / Q) +
-                     (4 * HPN / Q + e * HPN / Q + 4 * H / Q + 4 * HPN / L) + (2 * e * GN + 4 * GQ) +
-                     (4 * GQ + 4 * e * HP + 8 * H + e * GN + e * HPN / Q) + (2 * e * HP + 4 * G) +
-                     (copies ? 2 * e * W + 2 * e * HP : 0.0);
-  const double bwd =
-      (3 * e * HP + 4 * G) +                                                                    // norm
-      (2 * e * C + 2 * e * H + e * H + 8 * H + 2 * e * GN + 4 * GQ + e * HP + e * GN + 8 * H + 4 * HPN / Q +
-       8 * HPN / Q + 4 * H / Q + 4 * HPN / L) +                                                 // recompute
+  // The chunked scan's Triton kernels (cumsum, chunk states, state passing, C·Bᵀ, chunk scan), and the rest.
+  const double ssd_fwd = (e * H + 8 * H) + (e * HP + e * GN + 8 * H + 4 * HPN / Q) +
+                         (4 * HPN / Q + e * HPN / Q + 4 * H / Q + 4 * HPN / L) + (2 * e * GN + 4 * GQ) +
+                         (4 * GQ + 4 * e * HP + 8 * H + e * GN + e * HPN / Q);
+  const double fwd = 2 * e * C + ssd_fwd + (2 * e * HP + 4 * G) + (copies ? 2 * e * W + 2 * e * HP : 0.0);
+  const double ssd_bwd =
+      (2 * e * H + e * H + 8 * H + 2 * e * GN + 4 * GQ + e * HP + e * GN + 8 * H + 4 * HPN / Q + 8 * HPN / Q +
+       4 * H / Q + 4 * HPN / L) +                                                               // recompute (bar conv)
       6 * e * HP +                                                                              // dz, dout_x
       (e * HP + e * GN + 4 * H + 4 * HPN / Q) +                                                 // dstates
       (8 * HPN / Q + 2 * e * HPN / Q + 4 * H / Q) +                                             // state passing
@@ -527,13 +545,18 @@ MambaWork mamba_work(const Scenario& sc, const LayerWork& lw) {
       2 * (e * HP + e * HPN / Q + 12 * H + e * GN + 4 * GN + 8 * GN) - 4 * H +                  // dB, dC (+ sums)
       (2 * e * HP + 8 * H + 4 * GQ + 8 * GQ) +                                                  // dCB (+ sum)
       2 * (4 * GQ + 2 * e * GN + 4 * GN) +                                                      // bmm backwards
-      (2 * e * HP + 8 * H + 4 * GQ + 8 * H * Q / BM + 4 * H) +                                  // ddA
-      3 * e * C +                                                                               // conv backward
-      (3 * 4 * H + 8 * H + 24 * H + 24 * H + 8 * H + 2 * e * H + 12 * H / Q);                   // dt / ddA glue
+      (2 * e * HP + 8 * H + 4 * GQ + 8 * H * Q / BM + 4 * H);                                   // ddA
+  const double bwd = (3 * e * HP + 4 * G) +                                                     // norm
+                     2 * e * C +                                                                // conv recompute
+                     ssd_bwd +                                                                  //
+                     3 * e * C +                                                                // conv backward
+                     (3 * 4 * H + 8 * H + 24 * H + 24 * H + 8 * H + 2 * e * H + 12 * H / Q);    // dt / ddA glue
   const double tokens = static_cast<double>(x.tokens);
   MambaWork w;
   w.fwd_bytes = tokens * fwd;
   w.bwd_bytes = tokens * bwd;
+  w.ssd_fwd_bytes = tokens * ssd_fwd;
+  w.ssd_bwd_bytes = tokens * ssd_bwd;
   w.fwd_flops = tokens * (4 * HPN + 2 * GQ * N + HP * (Q + BM));
   w.bwd_flops = tokens * (10 * HPN + 6 * GQ * N + 3 * HP * (Q + BM));
   w.fwd_kernels = 11 + (copies ? 2 : 0);
