@@ -133,7 +133,7 @@ struct HostModel {
   double factor = 1;          // calibrated host factor of the stack × the node's host_time_factor
   int launch_queue = 1024;    // kernels that may wait for the GPU before a launch blocks
   double op_s = 0;            // one eager ATen op with its launch
-  double coll_s = 0;          // issuing one NCCL collective through torch.distributed
+  double coll_s = 0;          // issuing one NCCL collective through torch.distributed (× host_time_factor only)
   double sync_s = 0;          // a device→host sync round trip once the GPU is drained
   double p2p_s = 0;           // a batched pipeline send/recv (batch_isend_irecv)
   // Per micro-batch

@@ -165,11 +165,11 @@ TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the ste
   // Megatron's Timer.start()/stop() call torch.cuda.synchronize() (megatron/timers.py). At level 2 the forward pass is
   // wrapped by forward-compute and batch-generator (4 syncs: 3 before its kernels, 1 after), the backward by
   // backward-compute (2); level 1 adds 11 step timers (22 syncs, host.cpp) and the logging of the active timers every
-  // log step: one all-gather (kColl 15 µs) + its copy to the CPU (20 µs) + a TensorBoard scalar per timer (14 at pp1:
-  // 14·20 = 280 µs), i.e. 315 µs per log step — the tiny scenario keeps Megatron-LM's default log interval of 100
-  // steps: 3.15 µs per step. For the tiny model (tp1 pp1, one micro-batch: one forward and one backward pass) the
-  // host does
-  //   (4 + 2 + 22)·20 µs + 315 / 100 µs = 560 + 3.15 = 563.15 µs × f
+  // log step: one all-gather (kColl 15 µs, issued at the host CPU's factor c alone: host.cpp host_model) + its copy to
+  // the CPU (20 µs) + a TensorBoard scalar per timer (14 at pp1: 14·20 = 280 µs), i.e. 300 µs × f + 15 µs × c per log
+  // step — the tiny scenario keeps Megatron-LM's default log interval of 100 steps. For the tiny model (tp1 pp1, one
+  // micro-batch: one forward and one backward pass) the host does
+  //   (4 + 2 + 22)·20 µs × f + (300 µs × f + 15 µs × c) / 100 = 563 µs × f + 0.15 µs × c
   // more, and each timer sync first waits for the GPU to drain (a few µs of GPU tail in this launch-bound step).
   const Scenario sc = tiny();
   Scenario timed = sc;
@@ -177,11 +177,12 @@ TEST_CASE("host: --timing-log-level 2 synchronizes around every pass and the ste
   const StepCosts k = compute_step_costs(timed);
   CHECK(k.host.timer_syncs_fwd == 4);
   CHECK(k.host.timer_syncs_bwd == 2);
-  const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
+  const double c = sc.hw.node.host_time_factor, f = sc.hw.calib.host_megatron * c;
   const double added = evaluate(timed).step_time_s - evaluate(sc).step_time_s;
   CHECK(sc.train.log_interval == 100);
-  CHECK(added >= 563.15e-6 * f * (1 - 1e-6));  // 1e-6: the sums of the event engine round (1 ns here)
-  CHECK(added <= 563.15e-6 * f + 50e-6);
+  const double expect = 563e-6 * f + 0.15e-6 * c;
+  CHECK(added >= expect * (1 - 1e-6));  // 1e-6: the sums of the event engine round (1 ns here)
+  CHECK(added <= expect + 50e-6);
   // Level 0 (Megatron-LM's default) adds nothing.
   Scenario zero = sc;
   zero.train.timing_log_level = 0;
@@ -192,25 +193,27 @@ TEST_CASE("host: --test-mode's real-time checks sync every attention forward of 
   // Megatron --test-mode with --qk-layernorm (attention.py run_realtime_tests; host.cpp test_mode_checks): per
   // attention forward, over n = dp + tp compared ranks (tp1 dp1: n = 2), 1 + 8·n = 17 ops with a kernel (stack, and per
   // rank 4 × (eq, all)) at kOp 8 µs, 2·n = 4 without (empty_like, unbind) at 3 µs, n = 2 all-gather output copies at
-  // kCublas 4 µs, 4·n = 8 device-to-host syncs at kSync 20 µs and 2 all-gathers at kColl 15 µs:
-  //   17·8 + 4·3 + 2·4 + 8·20 + 2·15 = 136 + 12 + 8 + 160 + 30 = 346 µs × f of host,
+  // kCublas 4 µs, 4·n = 8 device-to-host syncs at kSync 20 µs, all × f, and 2 all-gathers at kColl 15 µs × the host
+  // CPU's factor c alone (host.cpp host_model):
+  //   (17·8 + 4·3 + 2·4 + 8·20) µs × f + 2·15 µs × c = 316 µs × f + 30 µs × c of host,
   // for 1 + 9·n + 2 = 21 kernels (the collectives' included).
   Scenario qk = tiny();
   qk.model.qk_norm = QkNorm::PerHead;
   Scenario tm = qk;
   tm.train.test_mode = true;
   const StepCosts k0 = compute_step_costs(qk), k1 = compute_step_costs(tm);
-  const double f = qk.hw.calib.host_megatron * qk.hw.node.host_time_factor;
-  CHECK(k1.layer.fwd.host_s - k0.layer.fwd.host_s == doctest::Approx(346e-6 * f));
+  const double c = qk.hw.node.host_time_factor, f = qk.hw.calib.host_megatron * c;
+  const double check = 316e-6 * f + 30e-6 * c;
+  CHECK(k1.layer.fwd.host_s - k0.layer.fwd.host_s == doctest::Approx(check));
   CHECK(k1.layer.fwd.kernels - k0.layer.fwd.kernels == doctest::Approx(21));
   // The syncs keep the host from running ahead: the GPU idles through the whole check (its host time; the groups of
   // one rank gather nothing) after catching up with the host, so in this launch-bound step each of the 4 layer
-  // forwards lasts its host time plus the check's: the step grows by 4 · 346 µs · f. The backward does not check.
-  CHECK(k1.layer.fwd.host_wait_s >= 346e-6 * f);
+  // forwards lasts its host time plus the check's: the step grows by 4 × that. The backward does not check.
+  CHECK(k1.layer.fwd.host_wait_s >= check);
   CHECK(k1.layer.bwd.host_s == doctest::Approx(k0.layer.bwd.host_s));
   const double added = evaluate(tm).step_time_s - evaluate(qk).step_time_s;
-  CHECK(added >= 4 * 346e-6 * f * (1 - 1e-6));
-  CHECK(added <= 4 * 346e-6 * f + 50e-6);
+  CHECK(added >= 4 * check * (1 - 1e-6));
+  CHECK(added <= 4 * check + 50e-6);
   // Without q/k norms the method returns at once (Megatron: `if not self.config.qk_layernorm: return`): no change.
   Scenario plain = tiny();
   plain.train.test_mode = true;

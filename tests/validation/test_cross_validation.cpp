@@ -17,8 +17,9 @@
 // set (host_megatron without S53 from S54's Megatron-Core rows; host_legacy without S56 from S54's legacy rows). Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
 // Measured on this commit (parsim_accuracy --cv, 496 rows): mean over 27 sources 8.5 % in sample, 9.5 % out of sample
-// (S53 13.7 / 25.1 %, S54 17.4 / 22.1 %, S56 12.7 / 19.5 % in / out of sample; the GPU-bound single rows S33 16.4 %
-// and S52 15.1 %). Earlier on 496 rows 8.6 / 9.7 % (S53 21.4 %, S54 25.0 %, S56 23.2 % out of sample). History — on 484 rows: 9.7 % in sample, 11.0 % out of
+// (S53 14.0 / 24.3 %, S54 17.6 / 21.3 %, S56 12.3 / 19.7 % in / out of sample since a collective's host issue runs at
+// the CPU's speed without the program's constant, docs/host-model.md §7.17 — 13.7 / 25.1, 17.4 / 22.1, 12.7 / 19.5 %
+// before; the GPU-bound single rows S33 16.4 % and S52 15.1 %). Earlier on 496 rows 8.6 / 9.7 % (S53 21.4 %, S54 25.0 %, S56 23.2 % out of sample). History — on 484 rows: 9.7 % in sample, 11.0 % out of
 // sample since the 80 vTrain Megatron-DeepSpeed runs on one 8-GPU A100 node joined (S56, small_models_a100.csv: GPT
 // 24 x 1024 / 24 x 2048, fp16, full recompute, tp 1-8, mbs 1-8 — the in-repo analogue of the held-out small-model
 // family; 73 of its 80 rows are host-bound) and the legacy Megatron-LM / Megatron-DeepSpeed program got its own host

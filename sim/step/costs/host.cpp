@@ -8,7 +8,8 @@
 // estimate with no source (kept few). Real host time = unit cost × HostModel::factor, where factor = the stack's
 // calibrated host factor (hardware/calibration.json: the one fitted host constant per stack — what a real training
 // process spends per op beyond the micro-benchmarks) × the node's host_time_factor (its CPU against the reference,
-// hardware presets).
+// hardware presets). One exception: issuing a collective (kColl) is C++ timed inside training processes, so it takes
+// the node's host_time_factor alone (HostModel::coll_s; docs/host-model.md §7.17).
 //
 // Kernel inventories (per layer and micro-batch) are docs/host-model.md §4.2a, from the code of Megatron-Core + TE,
 // legacy Megatron-LM and Hugging Face / torchtitan; the optimizer's launch counts follow multi_tensor_apply's chunking
@@ -380,14 +381,17 @@ HostModel host_model(const Scenario& sc) {
   h.factor = k.*host_constant_field(host_constant(st)) * sc.hw.node.host_time_factor;
   h.launch_queue = 1024;  // engine::kDefaultLaunchQueue (docs/host-model.md §2.6)
   h.op_s = kOp * kUs * h.factor;
-  h.coll_s = kColl * kUs * h.factor;
+  // A collective's issue is C++ — ProcessGroupNCCL's bookkeeping and the NCCL launch, timed inside training processes
+  // [T2, T4] — so it runs at the host CPU's speed (host_time_factor) without the program's fitted constant, which
+  // stands for what a training process's Python spends beyond the micro-benchmarks (docs/host-model.md §7.17).
+  h.coll_s = kColl * kUs * sc.hw.node.host_time_factor;
   h.sync_s = kSync * kUs * h.factor;
   h.p2p_s = kP2P * kUs * h.factor;
   const int t = sc.plan.tp, p = sc.plan.pp;
   if (megatron(st)) {
     // get_batch on the first and last stages [§5.1]: MCore broadcasts 5 tensors over TP (get_batch_on_this_tp_rank);
     // legacy broadcast_data first broadcasts their sizes and copies them back to the CPU (a sync).
-    h.data_s = (kData + (t > 1 ? 5 * kColl : 0)) * kUs * h.factor;
+    h.data_s = kData * kUs * h.factor + (t > 1 ? 5 * h.coll_s : 0);
     h.data_sync = st == HostStack::MegatronLocal && t > 1;
     // Megatron-Core validates the loss twice per micro-batch (torch.isnan / isinf through
     // rerun_state_machine.validate_result, a device→host sync each; --check-for-nan-in-loss-and-grad, default on;
@@ -890,7 +894,7 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
     // optimizer.step(): the grad norm for clipping (l2norm launches + all-reduce + .item(), clip_grads.py); fp16:
     // unscale + found-inf all-reduce + .item() (optimizer.py). Counted as host work around one sync each.
     h.pre_step_syncs = 1 + (tr.precision == Precision::FP16 ? 1 : 0);
-    h.pre_step_s = h.pre_step_syncs * (kColl + kSync + 3 * kOp) * kUs * h.factor;
+    h.pre_step_s = h.pre_step_syncs * ((kSync + 3 * kOp) * kUs * h.factor + h.coll_s);
     // --timing-log-level ≥ 1: the level-1 timers, each a synchronize at start and at stop (the start also a barrier
     // with --barrier-with-L1-time, Megatron's default) — forward-backward (schedules.py), all-grads-sync,
     // layernorm-grads-all-reduce and embedding-grads-all-reduce (finalize_model_grads), optimizer and its six phases
@@ -905,30 +909,34 @@ void add_step_host(const Scenario& sc, StepCosts& k) {
     // model-parallel group, a tiny all-reduce and a sync each; optional counters; the training log every
     // log_interval steps (loss .item(), timers with 2 barriers and 2 synchronizes, ≈ 30 TensorBoard scalars).
     int syncs = megatron_core(h.stack) ? 2 : 0;
-    double us = syncs * (2 * kOp + kColl + kSync);
+    double us = syncs * (2 * kOp + kSync), colls = syncs;  // (the collectives at h.coll_s)
     if (tr.log_num_zeros_in_grad) {
       syncs += 1;
-      us += (tensors_all / shards) * 4 * kOp + kColl + kSync;
+      us += (tensors_all / shards) * 4 * kOp + kSync;
+      colls += 1;
     }
     if (tr.log_params_norm) {
       syncs += 1;
-      us += multi_tensor_launches(tensors_all, m.layers * k.layer_params, 1) * kOp + tensors_all * kParamPython + kColl + kSync;
+      us += multi_tensor_launches(tensors_all, m.layers * k.layer_params, 1) * kOp + tensors_all * kParamPython + kSync;
+      colls += 1;
     }
-    us += (3 * kSync + 2 * kColl + 30 * kTbScalar + 300) / tr.log_interval;
+    us += (3 * kSync + 30 * kTbScalar + 300) / tr.log_interval;
+    colls += 2.0 / tr.log_interval;
     // The active timers are logged every log step: their min/max over ranks (one all-gather and a copy to the CPU,
     // timers.py _get_elapsed_time_all_ranks) and, with --log-timers-to-tensorboard (as the CI runs set), a TensorBoard
     // scalar each — 11 timers at level 1, + forward-compute, backward-compute, batch-generator and the 6 p2p timers
     // at level 2.
     if (tr.timing_log_level >= 1) {
       const double timers = 11 + (tr.timing_log_level >= 2 ? 3 + (P > 1 ? 6 : 0) : 0);
-      us += (kColl + kSync + timers * kTbScalar) / tr.log_interval;
+      us += (kSync + timers * kTbScalar) / tr.log_interval;
+      colls += 1.0 / tr.log_interval;
     }
     if (tr.log_interval == 1) syncs += 3;
     h.post_step_syncs = syncs;
-    h.post_step_s = us * kUs * h.factor;
+    h.post_step_s = us * kUs * h.factor + colls * h.coll_s;
   } else {
     // torchtitan / FSDP: clip_grad_norm_ without .item(), the loss .item() at log steps only [C4].
-    h.pre_step_s = (kColl + 3 * kOp) * kUs * h.factor;
+    h.pre_step_s = 3 * kOp * kUs * h.factor + h.coll_s;
     h.post_step_s = (kSync + 10 * kOp) / tr.log_interval * kUs * h.factor;
     h.post_step_syncs = tr.log_interval == 1 ? 1 : 0;
   }
