@@ -69,6 +69,25 @@ TEST_CASE("host: the issue cost of a Megatron-Core + TE layer is its kernel inve
   CHECK(compute_step_costs(det).layer.fwd.kernels == doctest::Approx(12 + 18));
 }
 
+TEST_CASE("host: a collective's issue takes the node's CPU factor, not the program's constant") {
+  // kColl (15 µs on the reference host: the NCCL launch and ProcessGroupNCCL's bookkeeping, C++ timed inside training
+  // processes) is issued at host_time_factor alone (docs/host-model.md §7.17): 15 µs on the DGX H100 reference host
+  // (factor 1.0) and 15 × 1.53 = 22.95 µs on a DGX A100's EPYC 7742, whatever host_megatron is; an eager op (kOp 8 µs)
+  // carries both factors: 8 µs × host_megatron × 1.53 on the A100 node.
+  Scenario sc = tiny();
+  const StepCosts k = compute_step_costs(sc);
+  CHECK(k.host.coll_s == doctest::Approx(15e-6));
+  Scenario doubled = sc;
+  doubled.hw.calib.host_megatron *= 2;
+  CHECK(compute_step_costs(doubled).host.coll_s == doctest::Approx(15e-6));
+  CHECK(compute_step_costs(doubled).host.op_s == doctest::Approx(2 * k.host.op_s));
+  Scenario a100 = sc;
+  a100.hw.node.host_time_factor = 1.53;
+  const StepCosts ka = compute_step_costs(a100);
+  CHECK(ka.host.coll_s == doctest::Approx(22.95e-6));
+  CHECK(ka.host.op_s == doctest::Approx(8e-6 * sc.hw.calib.host_megatron * 1.53));
+}
+
 TEST_CASE("host: Megatron-Core's local spec issues torch linears and compiled fusions, not Transformer Engine modules") {
   // --transformer-impl local (host.cpp, gpt_layer_specs.py get_gpt_layer_local_spec): per layer forward two fused
   // LayerNorms (an op + 5 µs of Python each: 2·13 = 26 µs, 2 kernels), four Megatron linears through
