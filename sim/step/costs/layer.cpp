@@ -548,7 +548,7 @@ MambaWork mamba_work(const Scenario& sc, const LayerWork& lw) {
       (2 * e * HP + 8 * H + 4 * GQ + 8 * H * Q / BM + 4 * H);                                   // ddA
   const double bwd = (3 * e * HP + 4 * G) +                                                     // norm
                      2 * e * C +                                                                // conv recompute
-                     ssd_bwd +                                                                  //
+                     ssd_bwd +                                                                  // the scan's
                      3 * e * C +                                                                // conv backward
                      (3 * 4 * H + 8 * H + 24 * H + 24 * H + 8 * H + 2 * e * H + 12 * H / Q);    // dt / ddA glue
   const double tokens = static_cast<double>(x.tokens);
