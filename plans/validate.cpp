@@ -118,13 +118,14 @@ std::optional<std::string> recompute_modules_error(const ModelSpec& m, const Tra
 // and groups over TP ("nheads % tp == 0", "ngroups % tp == 0" in its __init__); context parallelism of the Mamba
 // mixers (an all-to-all over heads in newer Megatron-Core) and the combined 1F1B schedule of --moe-a2a-overlap are not
 // modelled for them, nor the legacy / local / PyTorch stacks' layers.
-std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t) {
+namespace {
+// hybrid_stack_error with the model's hybrid counts already in hand (hybrid_error needs them as well).
+std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t, const HybridCounts& hc) {
   // LatentMoE (any model): Megatron-Core's MoELayer asserts "Shared expert overlap not supported when MoE latent
   // projections are used" (moe_layer.py preprocess).
   if (m.moe_latent > 0 && t.moe_shared_expert_overlap)
     return "--moe-shared-expert-overlap does not combine with the latent MoE of " + model_name(m) +
            " (Megatron-Core refuses shared-expert overlap with MoE latent projections; drop the flag)";
-  const HybridCounts hc = hybrid_counts(m);
   if (!hc.hybrid) return std::nullopt;
   if (t.stack != Stack::Megatron || t.local_layers)
     return model_name(m) + " is a hybrid model (single-block layers" + std::string(hc.mamba > 0 ? ", Mamba-2 mixers" : "") +
@@ -134,10 +135,15 @@ std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const Training
     return "--moe-a2a-overlap is not modelled for a hybrid model such as " + model_name(m) + " (drop the flag)";
   return std::nullopt;
 }
+}  // namespace
+
+std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t) {
+  return hybrid_stack_error(m, t, hybrid_counts(m));
+}
 
 std::optional<std::string> hybrid_error(const Plan& p, const ModelSpec& m, const TrainingConfig& t) {
-  if (auto e = hybrid_stack_error(m, t)) return e;
   const HybridCounts hc = hybrid_counts(m);
+  if (auto e = hybrid_stack_error(m, t, hc)) return e;
   if (!hc.hybrid) return std::nullopt;
   const bool mamba = hc.mamba > 0;
   // Pipeline stages (Megatron-Core hybrid_layer_allocation.py select_pipeline_segment): '|' segments in the pattern

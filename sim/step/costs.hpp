@@ -39,6 +39,7 @@ struct PassCost {
   // forward and the last backward of a stage without a partner — exposes it (lower/pipeline.cpp).
   double ep_overlap_s = 0;
   double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s; }
+  double exposed_comm_s() const { return tp_exposed_s + cp_exposed_s + ep_exposed_s; }  // TP + CP + EP not hidden
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
   PassCost scaled(double k) const;
@@ -135,6 +136,8 @@ struct HostModel {
   double op_s = 0;            // one eager ATen op with its launch
   double coll_s = 0;          // issuing one NCCL collective through torch.distributed (× host_time_factor only)
   double sync_s = 0;          // a device→host sync round trip once the GPU is drained
+  // The GPU's idle time at such a sync beyond the host's catch-up: the round trip and the relaunch of the next kernel.
+  double resync_s() const { return sync_s + op_s; }
   double p2p_s = 0;           // a batched pipeline send/recv (batch_isend_irecv)
   // Per micro-batch
   double data_s = 0;          // get_batch on the first and last pipeline stages

@@ -230,8 +230,7 @@ std::pair<PairOverlap, PairOverlap> overlap_pair(const PassCost& a, const PassCo
   // Exposed communication e and compute c of each pass. a's communication hides behind b's compute up to
   // h_a = min(e_a, c_b) (and b's behind a's); during the hidden time the communication kernels slow the partner's
   // compute by the factor (1 + slowdown), i.e. add slowdown·h to it.
-  auto exposed = [](const PassCost& p) { return p.tp_exposed_s + p.cp_exposed_s + p.ep_exposed_s; };
-  const double ea = exposed(a), eb = exposed(b);
+  const double ea = a.exposed_comm_s(), eb = b.exposed_comm_s();
   const double ha = std::min(ea, b.compute_s), hb = std::min(eb, a.compute_s);
   PairOverlap oa, ob;
   oa.keep_exposed = ea > 0 ? (ea - ha) / ea : 1.0;

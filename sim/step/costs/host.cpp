@@ -681,7 +681,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // sync (it needs the sync-free, padded path).
   const double catch_up = std::max(0.0, f_first.host_s - layer.fwd.duration_s());  // H − G where the host is behind
   PassCost wait;
-  if (moe && !h.cuda_graphs) wait.host_wait_s = h.sync_s + h.op_s + catch_up;
+  if (moe && !h.cuda_graphs) wait.host_wait_s = h.resync_s() + catch_up;
   // GPT-OSS's clamped quick-GEGLU on the TEGroupedMLP path: Megatron-Core's weighted_bias_quick_geglu_impl
   // (megatron/core/fusions/fused_bias_geglu.py, since 2e29a5e1e3, 2025-09; the same at d98e8a64dd) builds its linear
   // offset as torch.tensor(linear_offset, device=input.device) on every call — a pageable host-to-device copy with
@@ -690,7 +690,7 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
   // at the dispatcher's sync already, so no second catch-up). The moe_act recompute calls it again (below).
   const bool geglu_sync = moe && !h.cuda_graphs && megatron(host_stack(tr)) &&
                           c.sc.model.eager_activation_clamp(tr.moe_fused_grouped_mlp);
-  if (geglu_sync) wait.host_wait_s += h.sync_s + h.op_s;
+  if (geglu_sync) wait.host_wait_s += h.resync_s();
   // --test-mode's checks (test_mode_checks) in the attention forward: the host issues them, the GPU idles through them
   // — their host time and the two all-gathers of the [4, d] norm parameters (one per data-parallel and tensor-parallel
   // rank gathered) — after it has caught up with the host as at the MoE sync (once per layer: an MoE layer's sync
@@ -780,8 +780,8 @@ void add_layer_host(const CostContext& c, const HostModel& h, PassCosts& layer, 
     layer.bwd_input.host_wait_s += wait.host_wait_s;
   } else if (geglu_sync && tr.recompute == Recompute::Selective && tr.recompute_modules.has(RecomputeModule::MoeAct)) {
     // moe_act alone re-runs the activation (its blocking offset copy) inside the backward.
-    layer.bwd.host_wait_s += h.sync_s + h.op_s;
-    layer.bwd_input.host_wait_s += h.sync_s + h.op_s;
+    layer.bwd.host_wait_s += h.resync_s();
+    layer.bwd_input.host_wait_s += h.resync_s();
   }
   // Full recompute re-runs the attention forward, --test-mode's checks with it (rec = f_issue holds their host time).
   if (tr.recompute == Recompute::Full) {
@@ -838,8 +838,8 @@ void add_edge_host(const CostContext& c, const HostModel& h, PassCosts& embed, P
   // TE's torch.equal sync at the start of the loss's backward: the GPU drains, idles through the sync and the launch
   // of the next kernel (as the MoE dispatcher's sync, add_layer_host).
   if (te_ce_sync) {
-    head.bwd.host_wait_s += h.sync_s + h.op_s;
-    head.bwd_input.host_wait_s += h.sync_s + h.op_s;
+    head.bwd.host_wait_s += h.resync_s();
+    head.bwd_input.host_wait_s += h.resync_s();
   }
 }
 

@@ -172,7 +172,7 @@ std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCo
     LayerKindReport::Pass p;
     p.parts = parts;
     p.compute_s = c.compute_s;
-    p.exposed_comm_s = c.tp_exposed_s + c.cp_exposed_s + c.ep_exposed_s;
+    p.exposed_comm_s = c.exposed_comm_s();
     p.host_wait_s = c.host_wait_s;
     p.duration_s = c.duration_s();
     p.host_issue_s = c.host_s;
