@@ -10,7 +10,9 @@
 //     --data   another CSV with the same columns (default: tests/data/validation/published_runs_usable.csv)
 //     --cv     leave-one-source-out cross-validation of the fitted constants (hardware/calibration.json) over every
 //              measured file of tests/data/validation (cross_validation.hpp): per source, the in-sample error (constants
-//              fitted on all rows) and the out-of-sample error (refitted without that source)
+//              fitted on all rows) and the out-of-sample error (refitted without that source); then the host factor
+//              across S53's configurations, and each GPU generation left out (its GPU-bound rows predicted with every
+//              constant refitted without the generation's rows)
 //
 // Columns: row, source, model, gpu preset, plan/seq/gbs/mbs/recompute/precision, measured and predicted step time,
 // error = (predicted − measured)/measured, predicted MFU, and stage 0's split of the step: compute (union of
@@ -75,6 +77,19 @@ int run_cv() {
                 100 * s.in_a, 100 * s.out_a);
     std::printf("%-18s %-32s %5d %9.3f %8.1f%% %13.1f%%\n", "", s.group_b.c_str(), s.rows_b, s.fit_b, 100 * s.in_b,
                 100 * s.out_b);
+  }
+  // A GPU generation none of whose runs set a constant: refitted without it, its GPU-bound rows predicted.
+  std::printf("\nleave one GPU generation out (every constant refitted without the generation's rows; its GPU-bound rows "
+              "predicted; mean over its sources):\n");
+  std::printf("%-30s %5s %8s %10s %14s   refitted without it:", "generation", "rows", "sources", "in-sample",
+              "out-of-sample");
+  for (const CvConstant& c : consts) std::printf(" %s", c.name);
+  std::printf("\n");
+  for (const CvGeneration& g : leave_generation_out(rows, cv.all)) {
+    std::printf("%-30s %5d %8d %9.1f%% %13.1f%%  ", g.name.c_str(), g.rows, g.sources, 100 * g.in_sample,
+                100 * g.out_of_sample);
+    for (const CvConstant& c : consts) std::printf(" %.3f", g.fitted_without.*c.field);
+    std::printf("\n");
   }
   return 0;
 }
