@@ -205,6 +205,14 @@ void finalize_hardware(Hardware& hw);
 Hardware hardware_for_stack(const Hardware& hw, const std::string& stack);
 // hardware_for_stack(hw, "megatron"): Megatron-Core + Transformer Engine kernels.
 Hardware megatron_compute(const Hardware& hw);
+// The legacy Megatron-LM / Megatron-DeepSpeed program's kernels (--stack megatron-legacy): the "pytorch" profile's
+// curves (no Transformer Engine: apex and TorchScript fusions, cuBLAS GEMMs through torch) at the Megatron stack's
+// sustained fraction — calibration.json's sustained_megatron, or the hardware file's own
+// gpu.kernels.megatron.sustained_efficiency. The fraction is the training process's, and this one is Megatron's:
+// the same ParallelTransformer model code, training loop and DDP that Megatron-Core's local spec (transformer_impl
+// local, already at sustained_megatron) descends from; S54's legacy and local-spec CI runs of one GPT cost the same
+// per step (docs/host-model.md §7.10(a)).
+Hardware legacy_compute(const Hardware& hw);
 // The same hardware with free communication (no latency, unbounded bandwidth): for analysis and contract tests.
 Hardware with_free_network(Hardware hw);
 

@@ -128,6 +128,14 @@ Hardware hardware_for_stack(const Hardware& hw, const std::string& stack) {
 
 Hardware megatron_compute(const Hardware& hw) { return hardware_for_stack(hw, "megatron"); }
 
+Hardware legacy_compute(const Hardware& hw) {
+  Hardware h = hw.gpu.kernels.count("pytorch") ? hardware_for_stack(hw, "pytorch") : hw;
+  h.gpu.compute.megatron_kernels = true;
+  const auto it = hw.gpu.kernels.find("megatron");
+  h.gpu.compute.sustained_override = it != hw.gpu.kernels.end() ? it->second.sustained_override : 0.0;
+  return h;
+}
+
 Hardware with_free_network(Hardware hw) {
   for (LinkTier& t : hw.node.tiers) {
     t.latency_s = 0;

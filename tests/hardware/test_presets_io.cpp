@@ -370,6 +370,21 @@ TEST_CASE("fitted constants: one value per stack in calibration.json, none per G
     CHECK(sustained_fraction(hardware_for_stack(h, "megatron")) == cal.sustained_megatron);
     CHECK(sustained_fraction(hardware_for_stack(h, "pytorch")) == cal.sustained_pytorch);
     CHECK(attn_causal_fraction(h) == cal.attn_causal_efficiency);
+    // The legacy Megatron program (legacy_compute): the PyTorch profile's kernel curves, the Megatron fraction.
+    const Hardware leg = legacy_compute(h), pt = hardware_for_stack(h, "pytorch");
+    CHECK(sustained_fraction(leg) == cal.sustained_megatron);
+    CHECK(leg.gpu.compute.attn_fwd_efficiency == pt.gpu.compute.attn_fwd_efficiency);
+    CHECK(leg.gpu.compute.attn_bwd_seq_half == pt.gpu.compute.attn_bwd_seq_half);
+    CHECK(leg.gpu.compute.fp8_cast_bytes_per_element == pt.gpu.compute.fp8_cast_bytes_per_element);
+  }
+  {
+    // A hardware file that pins the Megatron stack's fraction for its own cluster pins the legacy program's with it;
+    // a pin of the PyTorch stack's does not reach it.
+    const Hardware own = parse_hardware_json(
+        R"({"base": "a100-80gb", "gpu": {"kernels": {"megatron": {"sustained_efficiency": 0.7}, "pytorch": {"sustained_efficiency": 0.6}}}})",
+        "own.json");
+    CHECK(sustained_fraction(legacy_compute(own)) == 0.7);
+    CHECK(sustained_fraction(hardware_for_stack(own, "pytorch")) == 0.6);
   }
   // The values compiled in are calibration.json's (read back from the embedded text here, independently of
   // calibration.cpp's parser).

@@ -71,7 +71,7 @@ struct CvRow {
   const PublishedRun* run = nullptr;
   std::optional<Scenario> sc;  // empty when the row cannot be simulated
   double measured_s = 0;
-  bool megatron = false;       // Megatron-Core + TE kernels (sustained_megatron)
+  bool megatron = false;       // a Megatron program's kernels: Megatron-Core + TE or legacy (sustained_megatron)
   HostConstant host = HostConstant::Pytorch;  // the host constant of its program (sim/step/costs.hpp host_constant)
   bool fp8 = false;
   bool host_bound = false;  // its prediction moves by more than kHostBoundShift across the host factor's range
@@ -96,7 +96,7 @@ inline std::vector<CvRow> cv_rows(const std::vector<PublishedRun>& runs) {
     try {
       c.measured_s = r.measured_step_s();
       c.sc = make_run_scenario(r);
-      c.megatron = c.sc->train.stack == Stack::Megatron;
+      c.megatron = c.sc->train.stack != Stack::PyTorch;  // Megatron-Core and the legacy program (legacy_compute)
       c.host = host_constant(c.sc->train);
       c.fp8 = c.sc->train.precision == Precision::FP8;
     } catch (const std::exception&) {

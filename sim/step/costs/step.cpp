@@ -13,11 +13,12 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   const TrainingConfig& tr = sc.train;
   // Kernels of the software stack: the Megatron-Core / Transformer Engine stack has its own attention, fp8 casts and
   // sustained fraction (hardware/presets.cpp); collectives and memory bandwidth are the hardware's. The legacy
-  // Megatron stack predates Transformer Engine (apex fused kernels, no fp8): the PyTorch-native kernel profile.
-  const bool megatron = tr.stack == Stack::Megatron;
+  // Megatron stack predates Transformer Engine (apex fused kernels, no fp8): the PyTorch-native kernel curves at the
+  // Megatron program's sustained fraction (legacy_compute).
+  const bool megatron = tr.stack == Stack::Megatron, legacy = tr.stack == Stack::MegatronLegacy;
   const bool derive = megatron && !megatron_hw;
-  const Hardware hw_te = derive ? megatron_compute(sc.hw) : Hardware{};
-  const Hardware& hw = !megatron ? sc.hw : derive ? hw_te : *megatron_hw;
+  const Hardware hw_te = derive ? megatron_compute(sc.hw) : legacy ? legacy_compute(sc.hw) : Hardware{};
+  const Hardware& hw = legacy || derive ? hw_te : !megatron ? sc.hw : *megatron_hw;
   const int gpn = hw.node.gpus_per_node;
   // (a memo serves one hardware: none for a Megatron hardware derived here for this plan alone)
   CollectiveMemo* memo = !memos ? nullptr : !megatron ? memos->plain : derive ? nullptr : memos->megatron;
