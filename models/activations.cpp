@@ -21,6 +21,8 @@
 //                      (domain-notes §3; FlashAttention stores O — counted above — and the logsumexp)
 //     no flash: softmax output e·(a/t)·(s/c)·s·b, plus with dropout its 1-byte mask and the dropped-out
 //               probabilities e·(a/t)·(s/c)·s·b                         → GPT: 5as²b/t, Korthikanti's "5as/(ht)"
+//               (+ o.softmax_saved_extra per score where Megatron's softmax ran eager fp32 ops: the fp32 output
+//               SoftmaxBackward keeps, sim/step/costs/layer.cpp megatron_softmax)
 // Recompute: selective drops the attention core (Korthikanti §4.3 "selective"; with flash only the logsumexp);
 // full keeps only the layer input e·sbh (÷t when the input is an SP shard) — Table 2's last row. Selective by
 // module (Megatron-Core --recompute-modules): core_attn is the attention core above; layernorm, mla_up_proj, mlp,
@@ -205,7 +207,7 @@ Split layer_terms(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64_t 
   }
   if (!k.has_attention()) x.core = 0;              // no attention core (Mamba mixer, or no mixer)
   else if (o.flash_attention) x.core = 4.0 * a_r * sb;  // fp32 logsumexp per (query, head)
-  else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0));
+  else x.core = a_r * sb * static_cast<double>(s) * (e + (m.dropout ? 1.0 + e : 0.0) + o.softmax_saved_extra);
   if (o.recompute == Recompute::Op) {
     // torchtitan's per-op policy (parallelize_llama.py @e7c0cae, the same at @9dec370): the checkpointed block keeps
     // its input (the SP shard under TP) and the outputs of the ops it must save — the 1st, 3rd, 5th and 7th matmuls

@@ -417,6 +417,9 @@ struct ActivationOptions {
   Recompute recompute = Recompute::None;
   RecomputeModules recompute_modules;  // with recompute Selective: Megatron-Core's --recompute-modules
   bool flash_attention = true;  // flash kernels never store the s² score/softmax tensors
+  // Unfused attention whose softmax ran eager fp32 ops (sim/step/costs.hpp SoftmaxPath, Megatron's
+  // FusedScaleMaskSoftmax fallback): bytes per score kept beyond the fused kernel's 16-bit softmax output.
+  double softmax_saved_extra = 0;
   Precision precision = Precision::BF16;
   ExpertSplit experts;          // MoE layers: etp (0 = tp) and routing imbalance; ep does not change activations
   // The loss upcasts 16-bit logits to a separate fp32 tensor while the 16-bit ones stay alive (Megatron's

@@ -38,6 +38,12 @@ TEST_CASE("Korthikanti 2022 Table 2 rows, GPT-3 shape without flash attention") 
   // TP + SP + selective: 34·sbh/t.
   CHECK(activation_bytes_per_layer(m, 1, 2048, opts(8, true, Recompute::Selective, false)) ==
         doctest::Approx(34 * sbh / t));
+  // Megatron's softmax on its eager fp32 path (sim/step/costs.hpp SoftmaxPath): + softmax_saved_extra bytes per score
+  // of the a/t heads' s × s scores — with 2 B (the fp32 output kept instead of the 16-bit one, dropout on), Eq. 2 grows
+  // by 2·a·s²·b/t: sbh·(10 + 24/t + 7as/(ht)).
+  ActivationOptions eager = opts(8, false, Recompute::None, false);
+  eager.softmax_saved_extra = 2;
+  CHECK(activation_bytes_per_layer(m, 1, 2048, eager) == doctest::Approx(sbh * (10 + 24 / t + 7 * a * s / (h * t))));
   // Full recompute: the layer input 2sbh; an SP shard of it 2sbh/t.
   CHECK(activation_bytes_per_layer(m, 1, 2048, opts(8, false, Recompute::Full, false)) == doctest::Approx(2 * sbh));
   CHECK(activation_bytes_per_layer(m, 1, 2048, opts(8, true, Recompute::Full, false)) == doctest::Approx(2 * sbh / t));

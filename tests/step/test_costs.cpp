@@ -640,3 +640,111 @@ TEST_CASE("where a layer's passes spend their time: the parts of compute_s (pred
   CHECK(e.kinds[0].bwd_parts.fp8_cast_s > e.kinds[0].fwd_parts.fp8_cast_s);
   CHECK(e.kinds[0].fwd_parts.sum() == doctest::Approx(e.layer.fwd.compute_s).epsilon(1e-12));
 }
+
+TEST_CASE("Megatron's scale-mask-softmax: its fused kernel's shapes, and the eager fp32 ops elsewhere") {
+  // FusedScaleMaskSoftmax.is_kernel_available (layer.cpp megatron_softmax): the fused causal kernel needs
+  // attn_batches = mbs × heads/tp to be a multiple of 4 and of the kernel's batches per block (128 threads, warps of
+  // min(2^⌈log2 sk⌉, 32) lanes, 2 rows per warp when 2^⌈log2 sk⌉ ≤ 128): 4 for sk = 1,024, (128/32)·2 = 8 for
+  // sk = 128; and 16 < sk ≤ 2,048 in the legacy program (Megatron-DeepSpeed), ≤ 4,096 in Megatron-Core's local spec.
+  Scenario sc;
+  sc.model.heads = 16;
+  sc.model.dropout = true;
+  sc.plan = parse_plan("tp8pp1dp1");
+  sc.train.stack = Stack::MegatronLegacy;
+  sc.train.flash_attention = false;
+  sc.train.precision = Precision::FP16;
+  sc.train.seq = 1024;
+  sc.train.mbs = 1;
+  // tp 8, mbs 1: 16/8 · 1 = 2 rows — not a multiple of 4: the eager path. In fp16 it runs float(), the layer-scaling
+  // multiply, masked_fill_, softmax and half(): 5 kernels for the fused one, 4 more each way. Bytes per score
+  // (e = 2, f = 4): forward 6 + 8 + 8 + 8 + 6 = 36 against the fused 4 → +32; backward 6 + 12 + 8 + 8 + 6 = 40 against
+  // the fused 6 → +34; kept: the fp32 softmax output (4) instead of the fused 16-bit one (2) → +2 (the 16-bit copy after
+  // half() feeds the dropout, which keeps only its mask).
+  SoftmaxPath p = megatron_softmax(sc);
+  CHECK(p.fallback);
+  CHECK(p.extra_kernels_fwd == 4);
+  CHECK(p.extra_kernels_bwd == 4);
+  CHECK(p.extra_bytes_fwd == 32);
+  CHECK(p.extra_bytes_bwd == 34);
+  CHECK(p.extra_saved_bytes == 2);
+  // Without dropout the P·V GEMM keeps the 16-bit copy too: +2 + 2 = 4.
+  sc.model.dropout = false;
+  CHECK(megatron_softmax(sc).extra_saved_bytes == 4);
+  sc.model.dropout = true;
+  // mbs 2 (4 rows) and tp 4 at mbs 1 (4 rows): the fused kernel.
+  sc.train.mbs = 2;
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  sc.train.mbs = 1;
+  sc.plan = parse_plan("tp4pp1dp2");
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  // sk = 128: 8 rows per block; 12 heads at tp 1 (12 rows: a multiple of 4, not of 8) fall back, 16 do not.
+  sc.plan = parse_plan("tp1pp1dp8");
+  sc.train.seq = 128;
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  sc.model.heads = 12;
+  CHECK(megatron_softmax(sc).fallback);
+  sc.model.heads = 16;
+  // Rows longer than the kernel's: 4,096 keys fall back in the legacy program, not in Megatron-Core's local spec.
+  sc.train.seq = 4096;
+  CHECK(megatron_softmax(sc).fallback);
+  sc.train.stack = Stack::Megatron;
+  sc.train.local_layers = true;
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  // Megatron-Core's TE spec and any flash kernel: not this module.
+  sc.train.local_layers = false;
+  sc.plan = parse_plan("tp8pp1dp1");
+  sc.train.seq = 1024;
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  sc.train.stack = Stack::MegatronLegacy;
+  sc.train.flash_attention = true;
+  CHECK_FALSE(megatron_softmax(sc).fallback);
+  // bf16 in the legacy program: no layer scaling and softmax_in_fp32 off — masked_fill_ and softmax in 16 bits, one
+  // kernel more each way; forward 4 + 4 against 4 → +4, backward 6 + 4 against 6 → +4; nothing more kept.
+  sc.train.flash_attention = false;
+  sc.train.precision = Precision::BF16;
+  p = megatron_softmax(sc);
+  CHECK(p.fallback);
+  CHECK(p.extra_kernels_fwd == 1);
+  CHECK(p.extra_bytes_fwd == 4);
+  CHECK(p.extra_bytes_bwd == 4);
+  CHECK(p.extra_saved_bytes == 0);
+}
+
+TEST_CASE("Megatron's softmax fallback: its traffic in the attention core, its ops on the host") {
+  // GPT-3 175B (96 heads) on one GPU, fp16, unfused attention, seq 4,096, mbs 1: 96 rows, a multiple of 4, but 4,096
+  // keys are beyond the legacy program's fused kernel (≤ 2,048) and within Megatron-Core's local spec's (≤ 4,096).
+  // Both run the same batched GEMMs at the same (Megatron) sustained fraction, so their attention cores differ by the
+  // eager ops alone: scores = 1 · 96 · 4096² = 1.6106e9; forward + memory_bound(32 B · scores, 4 kernels), backward
+  // + memory_bound(34 B · scores, 4 kernels).
+  auto costs = [](Stack stack) {
+    ScenarioInput in = one_gpu_input("gpt3-175b", 4096);
+    in.train.stack = stack;
+    in.train.precision = Precision::FP16;
+    in.train.attention_auto = false;
+    in.train.flash_attention = false;
+    in.train.local_layers = stack == Stack::Megatron;
+    const Scenario sc = resolve_scenario(in);
+    return std::make_pair(sc, compute_step_costs(sc));
+  };
+  const auto [legacy, kl] = costs(Stack::MegatronLegacy);
+  const auto [local, kc] = costs(Stack::Megatron);
+  REQUIRE(megatron_softmax(legacy).fallback);
+  REQUIRE_FALSE(megatron_softmax(local).fallback);
+  const double scores = 96.0 * 4096.0 * 4096.0;
+  const Hardware hw = legacy_compute(legacy.hw);
+  CHECK(kl.kinds[0].fwd_parts.attention_s - kc.kinds[0].fwd_parts.attention_s ==
+        doctest::Approx(memory_bound_time_s(hw, 32 * scores, 4)).epsilon(1e-9));
+  CHECK(kl.kinds[0].bwd_parts.attention_s - kc.kinds[0].bwd_parts.attention_s ==
+        doctest::Approx(memory_bound_time_s(hw, 34 * scores, 4)).epsilon(1e-9));
+  // On the host (the legacy program's inventory, host.cpp): 4 more ATen ops forward at kOp = 8 µs, 4 more autograd
+  // nodes backward at 2 × 8 µs, × the program's host factor: forward +32 µs · factor, against the same run at 2,048
+  // tokens (the fused kernel; nothing else in a layer's issue depends on the sequence).
+  ScenarioInput in = one_gpu_input("gpt3-175b", 2048);
+  in.train.stack = Stack::MegatronLegacy;
+  in.train.precision = Precision::FP16;
+  const Scenario fused = resolve_scenario(in);
+  REQUIRE_FALSE(megatron_softmax(fused).fallback);
+  const StepCosts kf = compute_step_costs(fused);
+  CHECK(kl.layer.fwd.host_s - kf.layer.fwd.host_s == doctest::Approx(32e-6 * kl.host.factor).epsilon(1e-9));
+  CHECK(kl.layer.bwd.host_s - kf.layer.bwd.host_s == doctest::Approx(64e-6 * kl.host.factor).epsilon(1e-9));
+}

@@ -16,8 +16,9 @@
 // fell back to 1 and S53 was predicted at 59 %); now each host-bound source is predicted with the factors the others
 // set (host_megatron without S53 from S54's Megatron-Core rows; host_legacy without S56 from S54's legacy rows). Within S53 the factor is also cross-validated across configurations
 // (host_bound_splits: fit on one group, predict the other).
-// Measured on this commit (parsim_accuracy --cv, 496 rows): mean over 27 sources 8.4 % in sample, 9.5 % out of sample
-// since the legacy Megatron program's kernels take the Megatron fraction (hardware/presets.cpp legacy_compute: S54
+// Measured on this commit (parsim_accuracy --cv, 496 rows): mean over 27 sources 8.4 % in sample, 9.4 % out of sample
+// since Megatron's softmax runs eager fp32 ops off its fused kernel's shapes (docs/host-model.md §7.19: S56 12.4 / 19.1
+// → 11.8 / 18.5 %); 8.4 / 9.5 % since the legacy Megatron program's kernels take the Megatron fraction (hardware/presets.cpp legacy_compute: S54
 // 17.6 / 21.3 → 16.8 / 21.5 %, S56 12.3 / 19.7 → 12.4 / 19.1 %, S04 out 9.4 → 8.8 %); before, 8.5 / 9.5 %
 // (S53 14.0 / 24.3 %, S54 17.6 / 21.3 %, S56 12.3 / 19.7 % in / out of sample since a collective's host issue runs at
 // the CPU's speed without the program's constant, docs/host-model.md §7.17 — 13.7 / 25.1, 17.4 / 22.1, 12.7 / 19.5 %

@@ -93,6 +93,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.recompute_modules = sc.train.recompute_modules;
   o.precision = sc.train.precision;
   o.flash_attention = sc.train.flash_attention;
+  o.softmax_saved_extra = megatron_softmax(sc).extra_saved_bytes;
   o.loss_upcasts_logits = sc.train.stack == Stack::Megatron || sc.train.stack == Stack::MegatronLegacy;
   // the 16-bit logits alone: llm.c's fused classifier, and TE's parallel cross entropy (its gradient over the logits)
   o.fused_cross_entropy = sc.train.cross_entropy_fusion || sc.train.te_loss();

@@ -187,6 +187,12 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
       if (rope) f += core ? rope_fwd : Piece{12 * kOp, 12, 0};
       L.attn_fwd = flash ? Piece{kFlashAttnTe, 1, 0} : Piece{kAttnUnfused, 5.0 + (drop ? 1 : 0), 0};
       attn_b = flash ? Piece{kBwdRatio * kFlashAttnTe, 3, 0} : Piece{kBwdRatio * kAttnUnfused, 8, 0};
+      // FusedScaleMaskSoftmax on a shape its kernel does not take (layer.cpp megatron_softmax): eager ops instead of
+      // the fused one — each an ATen op forward and an autograd node backward (kBwdRatio × its forward).
+      if (const SoftmaxPath sm = megatron_softmax(sc); sm.fallback) {
+        L.attn_fwd += {sm.extra_kernels_fwd * kOp, static_cast<double>(sm.extra_kernels_fwd), 0};
+        attn_b += {kBwdRatio * sm.extra_kernels_bwd * kOp, static_cast<double>(sm.extra_kernels_bwd), 0};
+      }
       L.dgrad += {kBwdRatio * (2 * (kOp + 5) + 2 * (kTorchLinear + 10) + 3 * fuse) + kLayerGlue,
                   2 * 2 + 4 + 3 + 2 + (rope && !core ? 12.0 : 0), 0};
       if (rope && core) L.dgrad += rope_bwd;

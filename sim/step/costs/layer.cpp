@@ -689,6 +689,49 @@ PassCost selective_recompute(const CostContext& c, LayerKind kind, const LayerWo
   return p;
 }
 
+// Megatron's FusedScaleMaskSoftmax (megatron/model/fused_softmax.py of Megatron-LM and Megatron-DeepSpeed,
+// megatron/core/fusions/fused_softmax.py of Megatron-Core's local spec; vTrain's replica of the Megatron-DeepSpeed one,
+// github.com/VIA-Research/vTrain src/model/fused_softmax.py @f8dda8473a) calls its fused causal kernel
+// (scaled_upper_triang_masked_softmax) only when is_kernel_available holds: a 16-bit input, 16 < sk ≤ the kernel's
+// longest row (2,048 in Megatron-DeepSpeed and vTrain's replica, 4,096 in Megatron-LM since 2022 and Megatron-Core),
+// sq and sk multiples of 4, and attn_batches = b·np (micro-batch × query heads per TP rank) a multiple of 4 and of
+// the kernel's batches per block — 128 threads in warps of min(2^⌈log2 sk⌉, 32) lanes, 2 rows per warp up to
+// 2^⌈log2 sk⌉ = 128 and 1 above (csrc/megatron/scaled_upper_triang_masked_softmax.h get_batch_per_block: 4 rows
+// for any sk > 128). Otherwise forward_torch_softmax runs eager ops: input.float() when softmax_in_fp32 (forced by
+// apply_query_key_layer_scaling, the fp16 default of the legacy program; Megatron-Core's attention_softmax_in_fp32
+// defaults to True), input * scale (the layer-scaling coefficient, fp16), masked_fill_ with the causal mask,
+// torch.nn.Softmax, .half() / .bfloat16() — and autograd records a backward node for each. A GPT with 16 heads at
+// TP 8 and micro-batch 1 (b·np = 2) takes that path; at micro-batch 2 it does not. Per score (e = 2 B, f = 4 B in fp32
+// else e): forward float r e w 4, scale r f w f, masked_fill_ r f w f, softmax r f w f, cast r 4 w e, against the
+// fused kernel's r e w e; backward cast-back r e w 4, softmax backward r f r f w f, masked_fill backward r f w f,
+// scale backward r f w f, cast-back r 4 w e, against the fused backward's r e r e w e. Kept for the backward: the fp32
+// softmax output (SoftmaxBackward's) instead of the fused kernel's 16-bit one, and without dropout also the 16-bit copy
+// the P·V GEMM saves.
+SoftmaxPath megatron_softmax(const Scenario& sc) {
+  SoftmaxPath p;
+  const TrainingConfig& tr = sc.train;
+  const bool legacy = tr.stack == Stack::MegatronLegacy;
+  const bool local = legacy || (tr.stack == Stack::Megatron && tr.local_layers);
+  if (!local || tr.flash_attention || tr.precision == Precision::FP32 || sc.model.heads <= 0) return p;
+  const std::int64_t b = tr.mbs, np = std::max<std::int64_t>(1, sc.model.heads / sc.plan.tp);
+  const std::int64_t sq = tr.seq / std::max(1, sc.plan.cp), sk = tr.seq, batches = b * np;
+  std::int64_t pow2 = 1;
+  while (pow2 < sk) pow2 <<= 1;
+  const std::int64_t per_block = (128 / std::min<std::int64_t>(pow2, 32)) * (pow2 <= 128 ? 2 : 1);
+  const std::int64_t longest = legacy ? 2048 : 4096;
+  if (sk > 16 && sk <= longest && sq % 4 == 0 && sk % 4 == 0 && batches % 4 == 0 && batches % per_block == 0) return p;
+  const bool fp16 = tr.precision == Precision::FP16;
+  const bool fp32 = fp16 || !legacy, scale = fp16;
+  const double e = 2, f = fp32 ? 4 : e;
+  const double cast = fp32 ? e + 4 : 0, scaled = scale ? 2 * f : 0;
+  p.fallback = true;
+  p.extra_kernels_fwd = p.extra_kernels_bwd = (fp32 ? 2 : 0) + (scale ? 1 : 0) + 1;
+  p.extra_bytes_fwd = cast + scaled + 2 * f + 2 * f + cast - 2 * e;
+  p.extra_bytes_bwd = cast + 3 * f + 2 * f + scaled + cast - 3 * e;
+  p.extra_saved_bytes = (f - e) + (sc.model.dropout || !fp32 ? 0 : e);
+  return p;
+}
+
 PassCosts layer_costs(const CostContext& c) { return layer_costs(c, representative_kind(c.sc.model)); }
 
 PassCosts layer_costs(const CostContext& c, LayerKind kind) { return layer_costs(c, kind, nullptr, nullptr); }
@@ -809,6 +852,11 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd_parts
     attn_b = gemm_time_s(hw, bh * sq, skv, d, tr.precision) + gemm_time_s(hw, bh * skv, d, sq, tr.precision) +
              gemm_time_s(hw, bh * sq, d, skv, tr.precision) + gemm_time_s(hw, bh * skv, d, sq, tr.precision) +
              memory_bound_time_s(hw, (6.0 + drop) * scores, drop > 0 ? 2 : 1);
+    // Megatron's softmax on shapes its fused kernel does not take: eager fp32 ops (megatron_softmax).
+    if (const SoftmaxPath sm = megatron_softmax(sc); sm.fallback) {
+      attn_f += memory_bound_time_s(hw, sm.extra_bytes_fwd * scores, sm.extra_kernels_fwd);
+      attn_b += memory_bound_time_s(hw, sm.extra_bytes_bwd * scores, sm.extra_kernels_bwd);
+    }
   }
   // Norms, activation function, residual adds, rotary: ~10 kernels forward, twice the traffic backward. An MoE layer
   // adds its router and permutation kernels (kMoeKernelsFwd) and, with the alltoall dispatcher, the chunk sort; the
