@@ -52,11 +52,13 @@ def main():
         rows = list(csv.reader(f))[1:]
     for line, r in enumerate(rows, start=2):
         _, g, gbs, mbs, h, heads, layers, seq, tp, dp, pp, ms = r
-        args = f"--plan tp{tp}pp{pp}dp{dp} --gpu a100-80gb --seq {seq} --gbs {gbs} --mbs {mbs} " + FLAGS
+        args = (f"--plan tp{tp}pp{pp}dp{dp} --gpu examples/hardware/vtrain-a100.json --seq {seq} --gbs {gbs} "
+                f"--mbs {mbs} " + FLAGS)
         out.append(["", "S57", "vTrain multi-node ground truth (Megatron-DeepSpeed, A100, 64-512 GPUs)",
                     f"github.com/VIA-Research/vTrain data/ground_truth_multi.csv @f8dda8473a, line {line}",
-                    f"GPT {layers}x{h}", "A100 (vTrain 'A100'; network: the a100-80gb preset's DGX A100 fabric, "
-                    "vTrain's configs state inter_node_bandwidth 800 and intra_node_bandwidth 150 without units)", g,
+                    f"GPT {layers}x{h}", "A100 (vTrain 'A100'; network: examples/hardware/vtrain-a100.json — "
+                    "vTrain's configs state inter_node_bandwidth 800, which its src/config.py gives in Gbps per node: "
+                    "4 x HDR 200 Gb/s, not DGX A100's 8; intra_node_bandwidth 150 GB/s, the NVSwitch fabric kept)", g,
                     FRAMEWORK, "fp16", f"{float(ms) / 1000:.6f}", "iteration time (ms) / 1000", "", "", args,
                     model_json(int(layers), int(h), int(heads), int(seq)), "medium",
                     "not cross-validated (tools/vtrain_rows.py)"])
