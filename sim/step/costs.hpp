@@ -271,9 +271,6 @@ void add_tp_comm(const CostContext& c, PassCost& p, double total, double overlap
                  TpPass pass = TpPass::Forward);
 // One activation tensor of a micro-batch on one rank: b·(s/cp)·h elements (domain-notes §6).
 double activation_bytes(const Scenario& sc);
-// One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention, or a hybrid
-// model's single block — a Mamba-2 mixer, attention, MLP or MoE alone): compute, TP/CP/EP communication, recompute.
-// Without a kind: the model's representative kind (uniform models).
 // Megatron's scale-mask-softmax on its unfused attention path (the legacy program, Megatron-Core's local spec):
 // FusedScaleMaskSoftmax runs its fused kernel only where is_kernel_available admits the shape and otherwise eager
 // PyTorch ops in fp32 (layer.cpp megatron_softmax). What the eager path costs beyond the fused kernel, per score
@@ -285,6 +282,9 @@ struct SoftmaxPath {
   double extra_saved_bytes = 0;                       // kept for the backward beyond the fused path's
 };
 SoftmaxPath megatron_softmax(const Scenario& sc);
+// One layer of kind `kind` (models/ LayerKind: dense or MoE FFN × full, sliding-window or latent attention, or a hybrid
+// model's single block — a Mamba-2 mixer, attention, MLP or MoE alone): compute, TP/CP/EP communication, recompute.
+// Without a kind: the model's representative kind (uniform models).
 PassCosts layer_costs(const CostContext& c, LayerKind kind);
 // … and what the forward's and the combined backward's compute_s are made of (PassParts), when fwd / bwd are given.
 PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd, PassParts* bwd);
