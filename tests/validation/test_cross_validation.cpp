@@ -45,9 +45,9 @@
 // out of sample 23.4 → 27.9 % and 30.4 → 34.1 %); splits tp1 ↔ tp2-4 15.4 % / 20.6 %, pp1 ↔ pp2-4 16.5 % / 17.9 %,
 // DGX H100 ↔ A100 + GB200 18.7 % / 21.9 %, Transformer Engine ↔ local spec 17.8 % / 14.0 %, deterministic ↔ not
 // 17.5 % / 20.0 % out of sample. Asserted:
-//   - mean over sources of the out-of-sample error ≤ 15 %;
-//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 25 % out of sample (22.1 %), S54 ≥ 25 and ≤ 29 %
-//     (26.7 %), S56 ≥ 70 and ≤ 27 % (24.7 %);
+//   - mean over sources of the out-of-sample error ≤ 10 % (9.4 %);
+//   - the host-bound sources: S53 ≥ 60 host-bound rows and ≤ 26 % out of sample (24.3 %), S54 ≥ 25 and ≤ 24 %
+//     (21.5 %), S56 ≥ 65 and ≤ 21 % (18.5 %);
 //   - every other source: out of sample ≤ 35 % (was 45 % while the MI300-class rows ran the mi300x preset's own
 //     0.70 sustained fraction: S50 43 %), no host-bound row, and leaving it out moves its error by ≤ 12 points (S20
 //     and S04 each set most of their stack's sustained fraction — without them Megatron 0.73, PyTorch 0.635 — and
@@ -78,9 +78,10 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   // Issue 9 item 5 asks for ≤ 8 % out of sample; reached 9.7 % (8.7 % in sample, 490 rows, 27 sources with S58) — 9.9 %
   // over 26 sources (487 rows) — since torchtitan's rows
   // state their per-op checkpointing (--recompute op) and fused RMSNorm and S09 gained its three per-op rows (10.3 %
-  // before, since the Blackwell GEMM constants came from XLA's measured B200 sweep; 10.8 % before that): held at
-  // 10.5 % against regressions.
-  CHECK(cv.mean_out <= 0.105);
+  // before, since the Blackwell GEMM constants came from XLA's measured B200 sweep; 10.8 % before that); 9.4 % since
+  // the legacy program's kernels take the Megatron fraction and Megatron's softmax fallback is priced: held at 10.0 %
+  // against regressions (10.5 % before).
+  CHECK(cv.mean_out <= 0.100);
   for (const CvSource& s : cv.sources) {
     CAPTURE(s.source);
     if (s.source == "S53") {
@@ -93,14 +94,14 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
     }
     if (s.source == "S54") {
       CHECK(s.host_bound_rows >= 25);
-      CHECK(s.out_of_sample <= 0.29);
+      CHECK(s.out_of_sample <= 0.24);  // 21.5 % (29 % bound before session 20)
       continue;
     }
     if (s.source == "S56") {
       // 69 of 80 rows host-bound since the PyTorch stack's recompute early stop lowered the PyTorch fraction the legacy
       // stack's kernels share (0.780 -> 0.760: longer GPU time, one row fewer moves > 10 % between host factors 1 and 3).
       CHECK(s.host_bound_rows >= 65);
-      CHECK(s.out_of_sample <= 0.27);
+      CHECK(s.out_of_sample <= 0.21);  // 18.5 % since the softmax fallback (27 % bound before session 20)
       continue;
     }
     // The GB200 fp8 rows with 12 virtual stages at tp4 / tp8 (S41 B0007, B0012; S43 B0028, B0029, B0034, B0035) sit at
