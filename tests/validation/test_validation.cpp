@@ -654,9 +654,9 @@ TEST_CASE("validation: the rest of vTrain's measurements (not cross-validated: S
   // rows cheaper on the host); before that S56 rest 10.8 % mean |error| (signed
   // +2.1 %, worst W1179 +36.7 %; 11.3 % with a collective's host issue at 25 µs, docs/host-model.md §7.10), S57 11.7 % (signed +2.5 %, worst W1376 −47.8 %: 3.6B at 64 GPUs; vTrain reports
   // 14.7 % for its own simulator on these multi-node runs); with the one host factor of main before the legacy program
-  // had its own (2.37) the single-node rows were ≈ 43 % off. Bounds = those + ≈ 1.5 points: mean ≤ 13 % each, every
-  // row within 55 %, and the 400 8-GPU pp > 1 rows (the pipeline schedule with host-bound stages; 11.3 % measured)
-  // within 13 % mean.
+  // had its own (2.37) the single-node rows were ≈ 43 % off. Bounds: mean ≤ 11.5 % each (13 % before session 20), every
+  // row within 55 %, and the 400 8-GPU pp > 1 rows (the pipeline schedule with host-bound stages; 9.9 % measured, 11.3 %
+  // when they were added) within 11.5 % mean.
   const std::string path = std::string(PARSIM_TEST_DATA) + "/validation/vtrain_rest.csv";
   const std::vector<PublishedRun> rows = load_published_runs(path);
   CHECK(rows.size() == 1469);
@@ -678,11 +678,11 @@ TEST_CASE("validation: the rest of vTrain's measurements (not cross-validated: S
     CAPTURE(source);
     std::printf("vTrain %s (not cross-validated): %d rows, mean |err| %.1f %%\n", source.c_str(), kv.second.second,
                 100 * kv.second.first / kv.second.second);
-    CHECK(kv.second.first / kv.second.second <= 0.13);
+    CHECK(kv.second.first / kv.second.second <= 0.115);
   }
   REQUIRE(pipe_n > 0);
   std::printf("vTrain S56 8-GPU pipelined rows: %d, mean |err| %.1f %%\n", pipe_n, 100 * pipe_sum / pipe_n);
-  CHECK(pipe_sum / pipe_n <= 0.13);
+  CHECK(pipe_sum / pipe_n <= 0.115);
 }
 
 TEST_CASE("validation: a GPU nothing was fitted to — the GB300 rows of Megatron-Bridge 26.04.01, held out (S59)") {
