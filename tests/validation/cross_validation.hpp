@@ -34,6 +34,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace parsim::validation {
@@ -386,22 +387,22 @@ inline std::vector<CvGeneration> leave_generation_out(const std::vector<CvRow>& 
     CvGeneration g;
     g.name = arch_label(a);
     g.fitted_without = cv_fit_if(rows, [&](const CvRow& r) { return !of(r); }, all);
-    std::map<std::string, std::array<double, 3>> per_source;  // rows, Σ|err| in, Σ|err| out
-    for (const CvRow& r : rows) {
-      if (!of(r) || r.host_bound) continue;
-      const double pin = cv_predict(r, all), pout = cv_predict(r, g.fitted_without);
-      if (!std::isfinite(pin) || !std::isfinite(pout)) continue;
-      auto& s = per_source[r.run->source_id()];
-      s[0] += 1;
-      s[1] += std::fabs(pin - r.measured_s) / r.measured_s;
-      s[2] += std::fabs(pout - r.measured_s) / r.measured_s;
+    std::set<std::string> sources;
+    for (const CvRow& r : rows)
+      if (of(r) && !r.host_bound) sources.insert(r.run->source_id());
+    std::vector<std::pair<double, double>> errors;  // each source's mean |error| in and out of sample
+    for (const std::string& src : sources) {
+      auto use = [&](const CvRow& r) { return of(r) && !r.host_bound && r.run->source_id() == src; };
+      const auto [in, n] = cv_mean_error(rows, use, all);
+      if (n == 0) continue;
+      g.rows += n;
+      errors.emplace_back(in, cv_mean_error(rows, use, g.fitted_without).first);
     }
-    for (const auto& [src, s] : per_source) {
-      g.rows += static_cast<int>(s[0]);
-      g.in_sample += s[1] / s[0] / static_cast<double>(per_source.size());
-      g.out_of_sample += s[2] / s[0] / static_cast<double>(per_source.size());
+    for (const auto& [in, out_of] : errors) {
+      g.in_sample += in / static_cast<double>(errors.size());
+      g.out_of_sample += out_of / static_cast<double>(errors.size());
     }
-    g.sources = static_cast<int>(per_source.size());
+    g.sources = static_cast<int>(errors.size());
     if (g.rows > 0) out.push_back(g);
   }
   return out;

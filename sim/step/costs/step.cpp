@@ -17,8 +17,9 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   // Megatron program's sustained fraction (legacy_compute).
   const bool megatron = tr.stack == Stack::Megatron, legacy = tr.stack == Stack::MegatronLegacy;
   const bool derive = megatron && !megatron_hw;
-  const Hardware hw_te = derive ? megatron_compute(sc.hw) : legacy ? legacy_compute(sc.hw) : Hardware{};
-  const Hardware& hw = legacy || derive ? hw_te : !megatron ? sc.hw : *megatron_hw;
+  // (derived here for this plan alone: the Megatron view when the caller holds none, the legacy view always)
+  const Hardware derived = derive ? megatron_compute(sc.hw) : legacy ? legacy_compute(sc.hw) : Hardware{};
+  const Hardware& hw = legacy || derive ? derived : !megatron ? sc.hw : *megatron_hw;
   const int gpn = hw.node.gpus_per_node;
   // (a memo serves one hardware: none for a Megatron hardware derived here for this plan alone)
   CollectiveMemo* memo = !memos ? nullptr : !megatron ? memos->plain : derive ? nullptr : memos->megatron;
