@@ -201,6 +201,27 @@ Advice advise(const Scenario& sc, const StepReport& r) {
       remedy("zero3 / fsdp", [](Scenario& s) { s.plan.sharding = Sharding::Zero3; });
     if (p.tp > 1 && !t.sp) remedy("--sp", [](Scenario& s) { s.train.sp = true; });
     if (t.mbs > 1) remedy("--mbs 1", [](Scenario& s) { s.train.mbs = 1; });
+    // The layers split twice as far: TP × 2 (within the NVLink domain: TP across nodes exposes its traffic on the
+    // NICs) or PP × 2, at the same GPU count where DP halves, else with twice the GPUs. Offered where the changed
+    // plan is valid for the model (validate_plan: heads, layers, divisibility) — the plain-DDP dp1 7B on one 80 GB GPU
+    // has no other remedy. The settings stay as resolved (SP as it was: what TP 2 frees with SP, it frees more).
+    auto split = [&](bool by_tp) {
+      Plan q = p;
+      (by_tp ? q.tp : q.pp) *= 2;
+      if (by_tp && q.tp > sc.hw.node.gpus_per_node) return;
+      const bool same_gpus = q.dp % 2 == 0;
+      if (same_gpus) q.dp /= 2;
+      try {
+        validate_plan(q, sc.model, sc.hw, t);
+      } catch (const InputError&) {
+        return;
+      }
+      const std::string name = (by_tp ? "tp" + std::to_string(q.tp) : "pp" + std::to_string(q.pp)) +
+                               (same_gpus ? " (dp" + std::to_string(q.dp) + ")" : " (2× the GPUs)");
+      remedy(name, [q](Scenario& s) { s.plan = q; });
+    };
+    split(true);
+    split(false);
     std::stable_sort(out.remedies.begin(), out.remedies.end(),
                      [](const MemoryRemedy& a, const MemoryRemedy& b) { return a.freed_gib > b.freed_gib; });
     std::string line = "does not fit by " + fmt_fixed(m.required_gib - m.capacity_gib, 1) + " GiB (" +

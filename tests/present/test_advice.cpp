@@ -94,6 +94,46 @@ TEST_CASE("advice for a plan that does not fit: the deficit and what each remedy
   CHECK(per_op->freed_gib == doctest::Approx(before - estimate_memory(op).required_gib).epsilon(1e-9));
 }
 
+TEST_CASE("advice for a plan that does not fit: splitting the layers further (tp × 2, pp × 2)") {
+  // llama2-7b on ONE H100 (tp1pp1dp1, plain DDP): 6.74e9 parameters × 18 B (2-byte weights, 4-byte fp32 main
+  // gradients, 12 B of fp32 master weights and Adam moments) = 121 GB ≈ 113 GiB of model state alone > 79.2 GiB.
+  // With dp = 1 no sharding and no recompute helps enough; TP 2 or PP 2 halves the per-GPU model state (≈ 56 GiB), on
+  // twice the GPUs since there is no DP to halve.
+  const Compared one = run("llama7b", "tp1pp1dp1", 1);
+  REQUIRE_FALSE(one.report.memory.fits);
+  const Advice a = advise(one.scenario, one.report);
+  auto find = [](const Advice& adv, const std::string& change) -> const MemoryRemedy* {
+    for (const auto& r : adv.remedies)
+      if (r.change == change) return &r;
+    return nullptr;
+  };
+  for (const std::string& change : {std::string("tp2 (2× the GPUs)"), std::string("pp2 (2× the GPUs)")}) {
+    CAPTURE(change);
+    const MemoryRemedy* r = find(a, change);
+    REQUIRE(r);
+    // What it frees is estimate_memory of the split plan against this one's (the remedy's definition), about half of
+    // the 113 GiB model state.
+    Scenario split = one.scenario;
+    (change[0] == 't' ? split.plan.tp : split.plan.pp) = 2;
+    CHECK(r->freed_gib == doctest::Approx(estimate_memory(one.scenario).required_gib -
+                                          estimate_memory(split).required_gib).epsilon(1e-9));
+    CHECK(r->freed_gib > 0.45 * 113.0);
+    CHECK(r->enough);
+  }
+  // On 8 GPUs (dp8) the split keeps the GPU count: DP halves (tp2 × dp4, pp2 × dp4).
+  const Compared eight = run("llama7b", "dp8", 8);
+  const Advice b = advise(eight.scenario, eight.report);
+  CHECK(find(b, "tp2 (dp4)"));
+  CHECK(find(b, "pp2 (dp4)"));
+  // TP never grows past the NVLink domain (8 GPUs per H100 node): llama3-70b as tp8pp2dp4 holds 70.6e9 / 16 ≈ 4.4e9
+  // parameters per GPU × 18 B ≈ 79 GB ≈ 74 GiB of model state plus activations > 79.2 GiB, and is offered pp4, not tp16.
+  const Compared wide = run("llama3-70b", "tp8pp2dp4", 64);
+  REQUIRE_FALSE(wide.report.memory.fits);
+  const Advice w = advise(wide.scenario, wide.report);
+  CHECK_FALSE(find(w, "tp16 (dp2)"));
+  CHECK(find(w, "pp4 (dp2)"));
+}
+
 TEST_CASE("the largest micro-batch that fits: it fits, the next candidate does not") {
   // tp8pp2dp4, gbs 64: 16 sequences per replica; micro-batches 1, 2, 4, 8, 16 divide it.
   const Compared c = run("llama7b", "tp8pp2dp4", 64);
