@@ -69,6 +69,28 @@ TEST_CASE("host: the issue cost of a Megatron-Core + TE layer is its kernel inve
   CHECK(compute_step_costs(det).layer.fwd.kernels == doctest::Approx(12 + 18));
 }
 
+TEST_CASE("host: context parallelism runs Transformer Engine's ring loop in Python, a fused-attention call per step") {
+  // TE's AttnFuncWithCPAndKVP2P (host.cpp, counted from transformer_engine/pytorch/attention/dot_product_attention/
+  // context_parallel.py @d0067d0da) at CP r = 2, per layer and micro-batch, on top of the layer without CP:
+  //   forward:  (r − 1) = 1 more fused-attention call at 60 µs, 2r − 1 = 3 compiled LSE / output corrections at 39 µs,
+  //             3 kernel ops at 8 µs (the ring buffer's concatenation, the first LSE's clone, the output cast) and
+  //             5 + 14r = 33 launch-free ops at 3 µs: 60 + 117 + 24 + 99 = 300 µs for 1 + 3 + 3 = 7 kernels, plus the
+  //             r − 1 = 1 KV send/recv pair: 2 collectives at kColl = 15 µs on the reference host (no program factor);
+  //   backward: 1 more fused-attention call (60 µs), 3 + 4r = 11 kernel ops (setup 3; per step dQ 1.5, dK/dV 2.5) at
+  //             8 µs, 8 + 19r = 46 launch-free ops at 3 µs: 60 + 88 + 138 = 286 µs for 2 + 11 = 13 kernels, plus r = 2
+  //             send/recv pairs of the KV‖dKV buffer: 4 collectives.
+  Scenario sc = tiny();
+  Scenario cp = sc;
+  cp.plan = parse_plan("tp1pp1dp1cp2");
+  validate_plan(cp.plan, cp.model, cp.hw, cp.train);
+  const StepCosts k1 = compute_step_costs(sc), k2 = compute_step_costs(cp);
+  const double f = sc.hw.calib.host_megatron * sc.hw.node.host_time_factor;
+  CHECK(k2.layer.fwd.host_s - k1.layer.fwd.host_s == doctest::Approx(300e-6 * f + 2 * 15e-6));
+  CHECK(k2.layer.fwd.kernels - k1.layer.fwd.kernels == doctest::Approx(7 + 2));
+  CHECK(k2.layer.bwd.host_s - k1.layer.bwd.host_s == doctest::Approx(286e-6 * f + 4 * 15e-6));
+  CHECK(k2.layer.bwd.kernels - k1.layer.bwd.kernels == doctest::Approx(13 + 4));
+}
+
 TEST_CASE("host: a collective's issue takes the node's CPU factor, not the program's constant") {
   // kColl (15 µs on the reference host: the NCCL launch and ProcessGroupNCCL's bookkeeping, C++ timed inside training
   // processes) is issued at host_time_factor alone (docs/host-model.md §7.17): 15 µs on the DGX H100 reference host

@@ -301,7 +301,33 @@ LayerInventory layer_inventory(const CostContext& c, HostStack st) {
     L.dgrad.colls += tr.sp ? 4 : 2;
     if (tr.sp) L.wgrad.colls += 2;
   }
-  if (cp > 1) {
+  if (cp > 1 && st == HostStack::MegatronCoreTE && flash) {
+    // Transformer Engine's p2p ring (AttnFuncWithCPAndKVP2P, transformer_engine/pytorch/attention/
+    // dot_product_attention/context_parallel.py @d0067d0da; load-balanced causal, sbhd, fused attention) replaces the
+    // layer's one fused-attention call by a Python loop over the c ring steps [C, counted from the code]:
+    //   forward  setup: K and V viewed and concatenated into the ring buffer (1 kernel, 5 views);
+    //            per step: wait on the last receive (2), the next buffer (empty_like) and the KV send/recv pair
+    //            (c − 1 pairs), K/V and the section's q/k/v views (7), the stream switch (1) — 11 launch-free ops —
+    //            and a fused_attn_fwd call (c − 1 more than without CP);
+    //            corrections: the first step's LSE cloned (1 kernel), each later step's LSE merged (c − 1
+    //            jit_fuser = torch.compile calls) with its squeeze_ and stream events (3 launch-free ops per step),
+    //            then every step's output merged (c compiled calls) and cast back (1 kernel);
+    //   backward setup: dout, the second-half LSE and the ring buffer filled (3 kernels, 8 views);
+    //            per step: one send/recv pair of the KV‖dKV buffer (c pairs: 2c collectives, not 4(c − 1)), waits,
+    //            views and the section's inputs (19 launch-free ops), a fused_attn_bwd call (c − 1 more), dQ
+    //            accumulated (1.5 kernels: copy_ or add_ of one or both halves) and dK, dV (2.5 kernels).
+    // A fused-attention call costs the module's kFlashAttnTe (its Python wrapper, the cuDNN graph lookup and launch
+    // from C++), the backward's kBwdRatio × that already being the one call of the layer without CP. 2c − 1
+    // compiled calls per forward, at kCompiled. (r: the ring degree c.)
+    const double r = cp;
+    const Piece cp_fwd{(r - 1) * kFlashAttnTe + (2 * r - 1) * kCompiled + 3 * kOp + (5 + 14 * r) * kOpNoKernel,
+                       (r - 1) + (2 * r - 1) + 3, 2 * (r - 1)};
+    f += cp_fwd;
+    L.attn_fwd += cp_fwd;  // (selective recompute of the core attention re-runs the ring)
+    L.compiled_fwd_us += (2 * r - 1) * kCompiled;
+    L.dgrad += {(r - 1) * kFlashAttnTe + (3 + 4 * r) * kOp + (8 + 19 * r) * kOpNoKernel, 2 * (r - 1) + 3 + 4 * r,
+                2 * r};
+  } else if (cp > 1) {
     f.colls += 2.0 * (cp - 1);
     f += {3.0 * (cp - 1) * kOp, 3.0 * (cp - 1), 0};  // softmax-LSE and output corrections per step
     L.dgrad.colls += 4.0 * (cp - 1);
