@@ -145,11 +145,13 @@ TimeNs div_round(TimeNs a, std::uint32_t k) { return k == 1 ? a : (a + k / 2) / 
 // than kLinearMax events are pending (long pipelines), for the rest of the run.
 void Executor::heap_place(std::size_t i, const Event& e) {
   heap_[i] = e;
-  if (e.kind == kCompletion) ts_[e.task].heap_pos = static_cast<std::uint32_t>(i);
+  if (e.kind() == kCompletion) ts_[e.task()].heap_pos = static_cast<std::uint32_t>(i);
 }
 
-void Executor::heap_up(std::size_t i) {
-  const Event e = heap_[i];
+// Sifts a hole at i up (heap_up) or down (heap_down) to where `e` belongs and places `e` there. The element is
+// passed by value rather than read back from heap_[i]: an event the caller has just written field by field, read back
+// as a whole, would stall on store-to-load forwarding.
+void Executor::heap_up(std::size_t i, Event e) {
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!earlier(e, heap_[parent])) break;
@@ -159,9 +161,8 @@ void Executor::heap_up(std::size_t i) {
   heap_place(i, e);
 }
 
-void Executor::heap_down(std::size_t i) {
+void Executor::heap_down(std::size_t i, Event e) {
   const std::size_t n = heap_.size();
-  const Event e = heap_[i];
   for (;;) {
     std::size_t c = 2 * i + 1;
     if (c >= n) break;
@@ -176,7 +177,7 @@ void Executor::heap_down(std::size_t i) {
 // More than kLinearMax pending events: the array becomes a heap (Floyd's construction; positions follow).
 void Executor::queue_grew() {
   heap_mode_ = true;
-  for (std::size_t i = heap_.size() / 2; i-- > 0;) heap_down(i);
+  for (std::size_t i = heap_.size() / 2; i-- > 0;) heap_down(i, heap_[i]);
 }
 
 Executor::Event Executor::heap_pop() {
@@ -196,13 +197,12 @@ Executor::Event Executor::heap_pop() {
     }
   }
   const Event top = heap_[at];
-  if (top.kind == kCompletion) ts_[top.task].heap_pos = kNotQueued;
+  if (top.kind() == kCompletion) ts_[top.task()].heap_pos = kNotQueued;
   const Event last = heap_.back();
   heap_.pop_back();
   if (at < heap_.size()) {
     if (heap_mode_) {
-      heap_[0] = last;
-      heap_down(0);
+      heap_down(0, last);
     } else {
       heap_place(at, last);
     }
@@ -211,28 +211,30 @@ Executor::Event Executor::heap_pop() {
 }
 
 void Executor::push(TimeNs t, TaskId task) {
-  const Event e{t, seq_++, task, kCompletion};
+  const Event e = make_event(t, seq_++, task, kCompletion);
   const std::uint32_t at = ts_[task].heap_pos;
   if (at != kNotQueued) {  // a re-plan: the task's pending completion moves
+    // (Its task and kind stay; the new sequence number is the largest, so it is sooner only by its time.)
+    Event& old = heap_[at];
     if (!heap_mode_) {
-      heap_[at] = e;
+      old.time = e.time;
+      old.seq = e.seq;
       return;
     }
-    const bool sooner = earlier(e, heap_[at]);
-    heap_[at] = e;
-    if (sooner) heap_up(at);
-    else heap_down(at);
+    if (e.time < old.time) heap_up(at, e);
+    else heap_down(at, e);
     return;
   }
   ts_[task].heap_pos = static_cast<std::uint32_t>(heap_.size());
   heap_.push_back(e);
-  if (heap_mode_) heap_up(heap_.size() - 1);
+  if (heap_mode_) heap_up(heap_.size() - 1, e);
   else if (heap_.size() > kLinearMax) queue_grew();
 }
 
 void Executor::push_wake(TimeNs t, StreamId s) {
-  heap_.push_back(Event{t, seq_++, s, kWake});
-  if (heap_mode_) heap_up(heap_.size() - 1);
+  const Event e = make_event(t, seq_++, s, kWake);
+  heap_.push_back(e);
+  if (heap_mode_) heap_up(heap_.size() - 1, e);
   else if (heap_.size() > kLinearMax) queue_grew();
 }
 
@@ -372,7 +374,7 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
     const std::uint32_t item = hpos_[dev];
     const TaskId t = d_->host_prog[item];
     if (g.tasks_[t].cls == StreamClass::Host) {
-      if (ts_[t].pending > 0) {
+      if (pending_[t] > 0) {
         hwait_[dev] = HostWait::Preds;
         return;
       }
@@ -398,7 +400,7 @@ void Executor::advance_host(const TaskGraph& g, int dev, TimeNs now, Timeline& o
     // Issue a GPU task: its K kernels are launched one after another over host_ns.
     const TimeNs h = g.tasks_[t].host_ns, first = div_round(h, g.tasks_[t].kernels);
     const TimeNs hs = std::max(hfree_[dev], now);
-    ts_[t].issued = 1;
+    unissued_[t] = 0;
     ts_[t].ready_at = hs + first;
     hfree_[dev] = hs + h;
     ts_[t].floor = hfree_[dev] + div_round(g.tasks_[t].duration, g.tasks_[t].kernels);
@@ -488,7 +490,16 @@ void Executor::prepare(const TaskGraph& g) {
   {
     std::vector<std::uint32_t>& fill = stream_pos_;  // reuse as a cursor
     fill.assign(d.succ_begin.begin(), d.succ_begin.end() - 1);
-    for (std::size_t i = 0; i < g.dep_from_.size(); ++i) d.succ[fill[g.dep_from_[i]]++] = g.dep_to_[i];
+    for (std::size_t i = 0; i < g.dep_from_.size(); ++i) {
+      const TaskId to = g.dep_to_[i];
+      d.succ[fill[g.dep_from_[i]]++] = to | (g.tasks_[to].cls == StreamClass::Host ? TaskGraph::kHostSucc : 0);
+    }
+  }
+  d.task_stream.resize(n);
+  d.awaits_issue.resize(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    d.task_stream[t] = g.tasks_[t].stream;
+    d.awaits_issue[t] = g.tasks_[t].host_order != TaskGraph::kNotOnHost && g.tasks_[t].cls != StreamClass::Host;
   }
   // Per-stream task lists in insertion order.
   d.stream_begin.assign(ns + 1, 0);
@@ -549,7 +560,8 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   if (!g.derived_.ready) prepare(g);
   d_ = &g.derived_;
   ts_.assign(n, TaskState{});  // every task's run state at once
-  for (std::size_t i = 0; i < n; ++i) ts_[i].pending = d_->pending[i];
+  pending_.assign(d_->pending.begin(), d_->pending.end());
+  unissued_.assign(d_->awaits_issue.begin(), d_->awaits_issue.end());
   stream_pos_.assign(d_->stream_begin.begin(), d_->stream_begin.end() - 1);
   // Kernels issued before each host program item (kernel counts are numbers: set_values may change them).
   kprefix_.resize(d_->host_prog.size() + 1);
@@ -597,13 +609,13 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
   while (!heap_.empty()) {
     const Event ev = heap_pop();
     const TimeNs now = ev.time;
-    if (ev.kind == kWake) {  // an issued task's first kernel is launched now
-      try_start(g, ev.task, now, out);
+    if (ev.kind() == kWake) {  // an issued task's first kernel is launched now
+      try_start(g, ev.task(), now, out);
       run_resumes(now);
       continue;
     }
     ++out.events;
-    const TaskId t = ev.task;
+    const TaskId t = ev.task();
     const TaskGraph::Task& task = g.tasks_[t];
     const StreamId s = task.stream;
     const int dev = task.device;
@@ -621,17 +633,17 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       }
     }
     for (std::uint32_t i = d_->succ_begin[t]; i < d_->succ_begin[t + 1]; ++i) {
-      const TaskId v = d_->succ[i];
-      if (--ts_[v].pending != 0) continue;
-      const TaskGraph::Task& vt = g.tasks_[v];
-      if (vt.cls == StreamClass::Host) {
-        const int vd = vt.device;
+      const std::uint32_t e = d_->succ[i];
+      const TaskId v = e & ~TaskGraph::kHostSucc;
+      if (--pending_[v] != 0) continue;
+      if (e & TaskGraph::kHostSucc) {
+        const int vd = g.tasks_[v].device;
         if (hwait_[vd] == HostWait::Preds && d_->host_prog[hpos_[vd]] == v) {
           hwait_[vd] = HostWait::None;
           resume_.push_back(vd);
         }
       } else {
-        try_start(g, vt.stream, now, out);
+        try_start(g, d_->task_stream[v], now, out);
       }
     }
     if (gpu) try_start(g, s, now, out);
@@ -672,7 +684,7 @@ void Executor::run(const TaskGraph& g, Timeline& out) {
       if (g.stream_class_[s] == StreamClass::Host || stream_pos_[s] == d_->stream_begin[s + 1] || stream_busy_[s]) continue;
       const TaskId t = d_->stream_tasks[stream_pos_[s]];
       const int d = g.stream_device_[s];
-      if (ts_[t].pending != 0)
+      if (pending_[t] != 0)
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Pred, unfinished_pred(t)});
       else
         stuck.push_back(StuckItem{t, d, StuckItem::Wait::Issue, t});

@@ -71,6 +71,7 @@ public:
   TaskId add_task(StreamId stream, TimeNs duration, std::uint32_t tag) {
     if (stream >= stream_device_.size()) fail("add_task: bad stream");
     if (duration < 0) fail("add_task: negative duration");
+    if (tasks_.size() >= kHostSucc) fail("add_task: more than 2^31 tasks");
     derived_.ready = false;
     Task& t = tasks_.emplace_back();
     t.duration = duration;
@@ -158,6 +159,7 @@ private:
   friend class Executor;
   [[noreturn]] static void fail(const char* what);  // throws std::logic_error(what)
   static constexpr std::uint64_t kNotOnHost = ~std::uint64_t{0};
+  static constexpr std::uint32_t kHostSucc = std::uint32_t{1} << 31;  // Derived::succ: the successor is a host task
   // A task's fields in one record (one cache line), read together by the executor.
   struct Task {
     TimeNs duration = 0;
@@ -185,8 +187,12 @@ private:
   // clear resets `ready`; set_nic and set_values keep it): a graph re-run with other numbers skips the derivation.
   struct Derived {
     bool ready = false;
-    std::vector<std::uint32_t> succ_begin, succ;             // successors (CSR, insertion order)
+    std::vector<std::uint32_t> succ_begin, succ;             // successors (CSR, insertion order); an entry is the
+                                                             // successor's id, with kHostSucc set for a host task
+                                                             // (the event loop's test without its task record)
     std::vector<std::uint32_t> pending;                      // per task: its predecessors
+    std::vector<std::uint32_t> task_stream;                  // per task: its stream (compact: the event loop's read)
+    std::vector<std::uint8_t> awaits_issue;                  // per task: 1 for a GPU task on a host program
     std::vector<std::uint32_t> stream_begin, stream_tasks;   // per stream: its tasks in insertion order
     std::vector<std::uint32_t> device_begin, device_streams; // per device: its GPU streams
     std::vector<std::uint32_t> compute_begin, compute_streams;  // per device: its Compute streams (SM contention)
@@ -241,18 +247,25 @@ public:
   void run(const TaskGraph& g, Timeline& out);
 
 private:
+  // A pending event: its time and sequence number, and in one word its task (completion) or stream (wake) and its
+  // kind — one word, so that an event is built in registers (two 32-bit fields are merged through memory by the
+  // compiler, and the wide reload after a narrow store stalls store-to-load forwarding on the hot path).
   struct Event {
     TimeNs time;
     std::uint64_t seq;
-    TaskId task;             // completion: the task; wake: the stream
-    std::uint32_t kind;      // kCompletion or kWake
+    std::uint64_t id_kind;   // task or stream (low 32 bits) | kind << 32
+    TaskId task() const { return static_cast<TaskId>(id_kind); }
+    std::uint32_t kind() const { return static_cast<std::uint32_t>(id_kind >> 32); }
   };
   static constexpr std::uint32_t kCompletion = 0, kWake = 1;
   static constexpr std::uint32_t kNotQueued = ~std::uint32_t{0};
+  static Event make_event(TimeNs t, std::uint64_t seq, std::uint32_t id, std::uint32_t kind) {
+    return Event{t, seq, static_cast<std::uint64_t>(id) | (static_cast<std::uint64_t>(kind) << 32)};
+  }
   static bool earlier(const Event& a, const Event& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; }
   void heap_place(std::size_t i, const Event& e);
-  void heap_up(std::size_t i);
-  void heap_down(std::size_t i);
+  void heap_up(std::size_t i, Event e);
+  void heap_down(std::size_t i, Event e);
   Event heap_pop();
   void queue_grew();
   enum class HostWait : std::uint8_t { None, Preds, Drain, Start };
@@ -264,8 +277,7 @@ private:
   void try_start(const TaskGraph& g, StreamId s, TimeNs now, Timeline& out) {
     if (stream_busy_[s] || stream_pos_[s] == d_->stream_begin[s + 1]) return;
     const TaskId t = d_->stream_tasks[stream_pos_[s]];
-    if (ts_[t].pending != 0) return;
-    if (g.tasks_[t].host_order != TaskGraph::kNotOnHost && !ts_[t].issued) return;
+    if (pending_[t] != 0 || unissued_[t] != 0) return;
     try_start_head(g, s, t, now, out);
   }
   void try_start_head(const TaskGraph& g, StreamId s, TaskId t, TimeNs now, Timeline& out);
@@ -300,12 +312,14 @@ private:
     TimeNs last_update = 0;
     TimeNs ready_at = 0;       // issued: when its first kernel is launched
     TimeNs floor = 0;          // issued: its end is never before its last kernel is launched and has run
-    std::uint32_t pending = 0;  // unfinished predecessors
     std::uint32_t heap_pos = kNotQueued;  // its completion event's index in heap_ (kNotQueued: none)
-    std::uint8_t issued = 0;   // the host has issued it
     std::uint8_t started = 0;
   };
   std::vector<TaskState> ts_;
+  // Per task: its unfinished predecessors — apart from TaskState, so that the event loop's decrement over a finished
+  // task's successors touches 4 bytes a task (the array stays in cache) rather than each successor's record.
+  std::vector<std::uint32_t> pending_;
+  std::vector<std::uint8_t> unissued_;  // per task: 1 while a GPU task on a host program waits for its host to issue it
   std::vector<Event> heap_;  // the event queue: unsorted while small, a binary heap once large (heap_mode_)
   bool heap_mode_ = false;  // (the switch-over size, kLinearMax, is in engine.cpp)
   std::uint64_t seq_ = 0;
