@@ -45,6 +45,16 @@
 #include <functional>
 #include <set>
 
+namespace parsim::detail {
+// models/presets/<name>.json, compiled in by hardware/embed_presets.cmake (models/CMakeLists.txt).
+struct EmbeddedPreset {
+  const char* name;
+  const char* text;
+};
+extern const EmbeddedPreset kEmbeddedModels[];
+extern const std::size_t kEmbeddedModelCount;
+}  // namespace parsim::detail
+
 namespace parsim {
 namespace {
 
@@ -113,6 +123,7 @@ std::string preset_list() {
     out += p.name;
     if (p.alias) out += std::string(" (alias ") + p.alias + ")";
   }
+  for (std::size_t i = 0; i < detail::kEmbeddedModelCount; ++i) out += std::string(", ") + detail::kEmbeddedModels[i].name;
   return out;
 }
 
@@ -1012,6 +1023,18 @@ ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::
   return m;
 }
 
+// The checks every model read from a file or a built-in config goes through.
+ModelSpec finish_model(ModelSpec m, const std::string& ctx) {
+  // A parsim JSON without head_dim: heads must divide hidden (checked by validate_model before resolving).
+  try {
+    validate_model(m);
+  } catch (const InputError& e) {
+    throw InputError(ctx + ": " + e.what());
+  }
+  if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
+  return m;
+}
+
 ModelSpec load_model_file(const std::string& path) {
   const nlohmann::json j = load_json_file(path, "model file");
   const std::string ctx = "model file '" + path + "'";
@@ -1026,14 +1049,7 @@ ModelSpec load_model_file(const std::string& path) {
     throw InputError(ctx + " is neither a parsim model (no 'layers' key) nor a Hugging Face config.json (no "
                            "'model_type', 'architectures', 'num_hidden_layers' or 'n_layer' key)");
   }
-  // A parsim JSON without head_dim: heads must divide hidden (checked by validate_model before resolving).
-  try {
-    validate_model(m);
-  } catch (const InputError& e) {
-    throw InputError(ctx + ": " + e.what());
-  }
-  if (m.head_dim == 0) m.head_dim = m.hidden / m.heads;
-  return m;
+  return finish_model(std::move(m), ctx);
 }
 
 }  // namespace
@@ -1041,6 +1057,7 @@ ModelSpec load_model_file(const std::string& path) {
 std::vector<std::string> model_preset_names() {
   std::vector<std::string> names;
   for (const auto& p : kPresets) names.emplace_back(p.name);
+  for (std::size_t i = 0; i < detail::kEmbeddedModelCount; ++i) names.emplace_back(detail::kEmbeddedModels[i].name);
   return names;
 }
 
@@ -1048,6 +1065,16 @@ ModelSpec resolve_model(const std::string& name_or_path) {
   const std::string key = to_lower(trim(name_or_path));
   for (const auto& p : kPresets) {
     if (key == p.name || (p.alias && key == p.alias)) return p.make();
+  }
+  // A built-in Hugging Face config (models/presets/<name>.json): read as `--model <that file>` would read it, named
+  // by its preset name.
+  for (std::size_t i = 0; i < detail::kEmbeddedModelCount; ++i) {
+    const detail::EmbeddedPreset& p = detail::kEmbeddedModels[i];
+    if (key != p.name) continue;
+    const std::string ctx = std::string("built-in model '") + p.name + "' (models/presets/" + p.name + ".json)";
+    ModelSpec m = finish_model(parse_hf(parse_json_text(p.text, ctx), std::string(p.name) + ".json", ctx), ctx);
+    m.name = p.name;
+    return m;
   }
   // A checkpoint directory (`--model ./Llama-3.1-8B/`): its config.json.
   std::error_code ec;

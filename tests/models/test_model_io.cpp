@@ -6,7 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <cmath>
 #include <string>
+#include <utility>
 
 using namespace parsim;
 
@@ -19,12 +22,17 @@ std::string error_of(const std::string& arg) {
   return parsim::test::error_of([&] { resolve_model(arg); });
 }
 using parsim::test::contains;
+std::string to_upper_ascii(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
 }  // namespace
 
 TEST_CASE("presets: every name resolves, case-insensitively, with its published shape") {
-  // The eight names docs/cli.md requires, plus the llama7b alias.
+  // The eight names docs/cli.md requires, plus the llama7b alias, and the ten Hugging Face configs of models/presets
+  // (next test case).
   const auto names = model_preset_names();
-  CHECK(names.size() == 8);
+  CHECK(names.size() == 8 + 10);
   for (const auto& n : names) {
     ModelSpec m = resolve_model(n);
     CHECK(m.name == n);
@@ -55,6 +63,48 @@ TEST_CASE("presets: every name resolves, case-insensitively, with its published 
   CHECK(gpt3.bias);
   // Llama 2 70B uses GQA with 8 KV heads (HF config num_key_value_heads 8).
   CHECK(resolve_model("llama2-70b").kv_heads == 8);
+}
+
+TEST_CASE("presets: the built-in Hugging Face configs (models/presets) are the checked config.json files") {
+  // models/presets/<name>.json is compiled in and read by the Hugging Face reader, as `--model <file>` reads the file.
+  // Each is the same file as a tests/data/models config whose counts test_families.cpp derives term by term against
+  // the published totals; equal counts and shapes here show the built-in copy is that file.
+  const std::pair<const char*, const char*> pairs[] = {
+      {"mixtral-8x7b", "mixtral-8x7b-v0.1.config.json"},
+      {"deepseek-v3", "deepseek-v3.config.json"},
+      {"deepseek-v2-lite", "deepseek-v2-lite.config.json"},
+      {"qwen3-30b-a3b", "qwen3-30b-a3b.config.json"},
+      {"qwen3-8b", "qwen3-8b.config.json"},
+      {"qwen3-32b", "qwen3-32b.config.json"},
+      {"gpt-oss-120b", "gpt-oss-120b.config.json"},
+      {"olmoe-1b-7b", "olmoe-1b-7b-0924.config.json"},
+      {"nemotron-3-nano-30b-a3b", "nemotron-3-nano-30b-a3b.config.json"},
+      {"nemotron-3-super-120b-a12b", "nemotron-3-super-120b-a12b.config.json"},
+  };
+  for (const auto& [name, file] : pairs) {
+    CAPTURE(name);
+    const ModelSpec m = resolve_model(name);
+    const ModelSpec f = resolve_model(kData + file);
+    CHECK(m.name == name);
+    CHECK(resolve_model(to_upper_ascii(name)).name == name);  // case-insensitive, as the compiled-in presets
+    const ParamCounts a = count_params(m), b = count_params(f);
+    CHECK(a.total == b.total);
+    CHECK(a.active == b.active);
+    CHECK(m.layers == f.layers);
+    CHECK(m.hidden == f.hidden);
+    CHECK(m.experts == f.experts);
+    CHECK(m.seq_len == f.seq_len);
+  }
+  // Two published figures through the built-in names (derived in test_families.cpp): Mixtral-8x7B 46,702,792,704 total
+  // and 12,879,925,248 active (Mistral AI: 46.7B / 12.9B active); GPT-OSS-120b 116.83 B total (OpenAI model card).
+  CHECK(count_params(resolve_model("mixtral-8x7b")).total == 46'702'792'704);
+  CHECK(count_params(resolve_model("mixtral-8x7b")).active == 12'879'925'248);
+  CHECK(std::fabs(static_cast<double>(count_params(resolve_model("gpt-oss-120b")).total) - 116.83e9) <= 0.005e9);
+  // Their default sequence: the Hugging Face reader's min(max_position_embeddings, 8192) for RoPE models (model_io.cpp).
+  CHECK(resolve_model("mixtral-8x7b").seq_len == 8192);  // max_position_embeddings 32,768
+  // An unknown name lists them.
+  CHECK(contains(error_of("mixtral-8x22b"), "mixtral-8x7b"));
+  CHECK(contains(error_of("mixtral-8x22b"), "qwen3-30b-a3b"));
 }
 
 TEST_CASE("presets: exact published parameter counts") {
