@@ -7,6 +7,7 @@
 namespace parsim {
 namespace detail {
 extern const char* const kCalibrationJson;
+extern const char* const kAccuracyJson;
 }  // namespace detail
 
 namespace {
@@ -35,5 +36,7 @@ const FittedConstants& default_fitted_constants() {
 }
 
 const char* calibration_json_text() { return detail::kCalibrationJson; }
+
+const char* accuracy_json_text() { return detail::kAccuracyJson; }
 
 }  // namespace parsim

@@ -164,6 +164,8 @@ struct FittedConstants {
 // The calibration compiled in from hardware/calibration.json, and that file's text (for the fitting tool).
 const FittedConstants& default_fitted_constants();
 const char* calibration_json_text();
+// hardware/accuracy.json (compiled in): the measured error of parsim by regime (sim/step/accuracy.hpp reads it).
+const char* accuracy_json_text();
 
 struct Hardware {
   std::string name;                // preset name or file path

@@ -5,6 +5,7 @@
 #include "sim/core/file_io.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
+#include "sim/step/accuracy.hpp"
 #include "sim/step/costs.hpp"
 #include "sim/step/evaluate.hpp"
 
@@ -164,6 +165,7 @@ Prediction run_predict(const PredictRequest& r) {
   opt.keep_timeline = !r.trace.empty() || !r.svg.empty();
   p.report = ev.run(p.scenario, opt);
   p.report.layer_kinds = layer_kind_reports(p.scenario, ev.costs());
+  p.report.expected_error = expected_error(p.scenario);
   if (r.run.tokens > 0)
     p.train = train_estimate(p.scenario, p.report, r.run.tokens, r.run.price_per_gpu_hour, r.run.goodput);
   if (!r.trace.empty()) write_trace(r.trace, p.scenario, ev, p.report, r.trace_layers);

@@ -182,6 +182,11 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
     j["layer_kinds"] = kinds;
   }
   j["events"] = r.events;
+  if (r.expected_error)
+    j["expected_error"] = {{"regime", r.expected_error->regime},
+                           {"label", r.expected_error->label},
+                           {"typical_abs_error_pct", r.expected_error->typical_pct},
+                           {"basis", r.expected_error->basis}};
   j["warnings"] = r.warnings;
   if (train) {
     json tj = {{"tokens", train->tokens}, {"goodput", train->goodput}, {"days", train->days},
@@ -234,6 +239,10 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
       << (t.moe_fused_grouped_mlp ? ", fused grouped expert MLP" : "") << "\n";
   o << "\n";
   o << "  step time          " << fmt_fixed(r.step_time_s, 4) << " s\n";
+  if (r.expected_error)
+    o << "  expected error     ±" << fmt_fixed(r.expected_error->typical_pct, 1) << " % typical for a "
+      << r.expected_error->label << "\n                     (mean out-of-sample |error| of " << r.expected_error->basis
+      << ")\n";
   o << "  MFU / HFU          " << pct(r.mfu) << " / " << pct(r.hfu) << "  (" << (sc.model.is_moe() ? "active FLOPs, " : "")
     << "causal attention; " << pct(r.mfu_full_attention) << " MFU counting the full s², Megatron ≤ core v0.11)\n";
   o << "  TFLOP/s per GPU    " << fmt_fixed(r.tflops_per_gpu, 1) << " (model FLOPs)\n";

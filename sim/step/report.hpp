@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,15 @@ struct LayerKindReport {
   } forward, backward;
 };
 
+// What a prediction like this one is typically off by (sim/step/accuracy.hpp expected_error; predict fills it, sweeps
+// leave it empty): the regime's mean out-of-sample |error| on measured runs (hardware/accuracy.json).
+struct ExpectedError {
+  std::string regime;        // hardware/accuracy.json key: host_bound, moe, megatron, megatron_legacy, pytorch
+  std::string label;         // the regime in words
+  double typical_pct = 0;    // mean |error| out of sample, %
+  std::string basis;         // what was measured
+};
+
 struct StepReport {
   double step_time_s = 0;
   // Model / hardware FLOPs utilisation with the causal attention core counted as causal (half of s², Megatron-Core
@@ -100,6 +110,7 @@ struct StepReport {
   std::vector<std::string> warnings;
   // Per layer kind, the pass costs the schedule places (predict fills it; sweeps leave it empty).
   std::vector<LayerKindReport> layer_kinds;
+  std::optional<ExpectedError> expected_error;  // predict fills it; sweeps leave it empty
 };
 
 // ---- the run ----

@@ -3,6 +3,7 @@
 // their launches runs at the host's pace (the step is the launch chain), a layer whose kernels are long hides the host
 // (the host runs ahead and the factor does not matter).
 #include "helpers.hpp"
+#include "sim/step/accuracy.hpp"
 #include "sim/step/costs.hpp"
 
 #include <doctest/doctest.h>
@@ -365,4 +366,62 @@ TEST_CASE("host: GPT-OSS's clamped quick-GEGLU syncs every MoE layer forward and
   const StepCosts k = compute_step_costs(act);
   CHECK(k.layer.bwd.host_wait_s == doctest::Approx(k.host.sync_s + k.host.op_s).epsilon(1e-12));
   CHECK(k.layer.bwd_input.host_wait_s == doctest::Approx(k.host.sync_s + k.host.op_s).epsilon(1e-12));
+}
+
+// The expected error predict reports (sim/step/accuracy.hpp, hardware/accuracy.json): the regime a step falls in.
+// tiny() issues a host chain many times its GPU time (its kernels are shorter than their launches, first test case),
+// so its step is the host chain: between the probe factors 1 and 3 it grows by about 3× (> 10 %: host-bound). A 4-layer
+// h 4096 model at 4 × 4096 tokens runs GEMMs of 2·16,384·4,096·11,008 ≈ 1.5 TFLOP per FFN projection — milliseconds
+// each against ≈ 0.3 ms of issue per layer at factor 3 — so the host runs ahead and its step moves < 10 %.
+TEST_CASE("accuracy regime: host-bound by the probe, then MoE, then the program; figures from hardware/accuracy.json") {
+  const Scenario small = tiny();
+  CHECK(host_bound(small));
+  const double lo = [&] {
+    Scenario s = small;
+    s.hw.calib.host_megatron = kHostProbeLo;
+    return evaluate(s).step_time_s;
+  }();
+  const double hi = [&] {
+    Scenario s = small;
+    s.hw.calib.host_megatron = kHostProbeHi;
+    return evaluate(s).step_time_s;
+  }();
+  CHECK(hi > 2 * lo);  // the host chain scales with the factor: ≈ 3× less the few µs of GPU tail
+  Scenario big = tiny();
+  big.model = uniform_model(4);
+  big.model.vocab = 128;
+  big.train.seq = 4096;
+  big.train.mbs = 4;
+  big.train.gbs = 4;
+  big.train = resolve_training(big.plan, big.model, big.train);
+  CHECK_FALSE(host_bound(big));
+  CHECK(accuracy_regime(small, true) == AccuracyRegime::HostBound);
+  CHECK(accuracy_regime(big, false) == AccuracyRegime::Megatron);
+  Scenario legacy = big;
+  legacy.train.stack = Stack::MegatronLegacy;
+  CHECK(accuracy_regime(legacy, false) == AccuracyRegime::Megatron);  // one regime for both Megatron programs
+  Scenario eager = small;
+  eager.train.stack = Stack::PyTorch;
+  CHECK_FALSE(host_bound(eager));  // the PyTorch-native program has no fitted host factor: not probed
+  CHECK(accuracy_regime(eager, false) == AccuracyRegime::PyTorch);
+  Scenario moe = big;
+  moe.model.experts = 8;
+  moe.model.experts_per_token = 2;
+  moe.model.expert_ffn_hidden = moe.model.ffn_hidden;
+  CHECK(accuracy_regime(moe, false) == AccuracyRegime::Moe);
+  CHECK(accuracy_regime(moe, true) == AccuracyRegime::HostBound);  // host-bound first
+  // Each regime has its measured figure (the cross-validation and the held-out MoE file keep them true:
+  // test_cross_validation, test_validation); the host-bound one is the largest.
+  for (AccuracyRegime r : {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch}) {
+    const ExpectedError e = expected_error(r);
+    CAPTURE(e.regime);
+    CHECK(e.regime == regime_key(r));
+    CHECK(e.typical_pct > 0);
+    CHECK(e.typical_pct < 50);
+    CHECK(!e.label.empty());
+    CHECK(!e.basis.empty());
+    if (r != AccuracyRegime::HostBound) CHECK(e.typical_pct < expected_error(AccuracyRegime::HostBound).typical_pct);
+  }
+  CHECK(expected_error(small).regime == "host_bound");
+  CHECK(expected_error(big).regime == "megatron");
 }

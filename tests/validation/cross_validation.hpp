@@ -27,6 +27,7 @@
 #pragma once
 #include "published_runs.hpp"
 #include "sim/core/json_strict.hpp"
+#include "sim/step/accuracy.hpp"
 #include "sim/step/costs.hpp"  // host_constant
 
 #include <algorithm>
@@ -84,8 +85,7 @@ struct CvRow {
 // GPU-bound rows (the host runs ahead) move by < 3 % there, the Megatron-LM CI rows by 1.5–3×. Rows that become host-
 // bound only at implausible factors (NeMo's smallest recipes at 6) do not set it: near the fit they do not depend on
 // it, and their residual is the GPU model's.
-constexpr double kHostBoundShift = 0.10;
-constexpr double kHostProbeLo = 1.0, kHostProbeHi = 3.0;
+// (kHostBoundShift, kHostProbeLo, kHostProbeHi: sim/step/accuracy.hpp, the rule `parsim predict` applies too.)
 constexpr double kHostFactorLo = 0.5, kHostFactorHi = 6.0;  // the golden-section range of the fit
 
 inline std::vector<CvRow> cv_rows(const std::vector<PublishedRun>& runs) {
@@ -313,6 +313,7 @@ struct CvSource {
 struct CvResult {
   FittedConstants all;             // fitted on every row
   std::vector<CvSource> sources;   // first-appearance order
+  std::vector<double> row_out;     // per row (the order of `rows`): |error| out of sample, NaN when not simulated
   double mean_in = 0, mean_out = 0;  // mean over sources of the per-source figures
   double max_out = 0;
   std::string worst;
@@ -321,6 +322,7 @@ struct CvResult {
 inline CvResult cross_validate(const std::vector<CvRow>& rows) {
   CvResult res;
   res.all = cv_fit(rows, "", default_fitted_constants());
+  res.row_out.assign(rows.size(), std::nan(""));
   std::vector<std::string> order;
   for (const CvRow& r : rows)
     if (std::find(order.begin(), order.end(), r.run->source_id()) == order.end()) order.push_back(r.run->source_id());
@@ -330,10 +332,12 @@ inline CvResult cross_validate(const std::vector<CvRow>& rows) {
     // Every source has rows that depend on attn_causal_efficiency (every causal LM), so each is refitted without it.
     cs.fitted_without = cv_fit(rows, s, res.all);
     double sin = 0, sout = 0;
-    for (const CvRow& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const CvRow& r = rows[i];
       if (r.run->source_id() != s) continue;
       const double pin = cv_predict(r, res.all), pout = cv_predict(r, cs.fitted_without);
       if (!std::isfinite(pin) || !std::isfinite(pout)) continue;
+      res.row_out[i] = std::fabs(pout - r.measured_s) / r.measured_s;
       ++cs.rows;
       cs.host_bound_rows += r.host_bound ? 1 : 0;
       sin += std::fabs(pin - r.measured_s) / r.measured_s;
@@ -350,6 +354,32 @@ inline CvResult cross_validate(const std::vector<CvRow>& rows) {
     if (cs.out_of_sample > res.max_out) res.max_out = cs.out_of_sample, res.worst = cs.source;
   }
   return res;
+}
+
+// The out-of-sample error by accuracy regime (sim/step/accuracy.hpp, hardware/accuracy.json): each row in the regime a
+// prediction of it gets (accuracy_regime with the row's host-bound mark), the mean over sources of each source's mean
+// out-of-sample |error| over its rows of that regime — sources weigh alike, as in the leave-one-source-out mean.
+struct CvRegime {
+  AccuracyRegime regime;
+  int rows = 0, sources = 0;
+  double out_of_sample = 0;
+};
+inline std::vector<CvRegime> regime_errors(const std::vector<CvRow>& rows, const CvResult& cv) {
+  std::vector<CvRegime> out;
+  for (AccuracyRegime g :
+       {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch}) {
+    std::map<std::string, std::pair<double, int>> by_source;
+    CvRegime reg{g};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!rows[i].sc || !std::isfinite(cv.row_out[i]) || accuracy_regime(*rows[i].sc, rows[i].host_bound) != g) continue;
+      auto& [sum, n] = by_source[rows[i].run->source_id()];
+      sum += cv.row_out[i], ++n, ++reg.rows;
+    }
+    for (const auto& [source, s] : by_source) reg.out_of_sample += s.first / s.second / static_cast<double>(by_source.size());
+    reg.sources = static_cast<int>(by_source.size());
+    out.push_back(reg);
+  }
+  return out;
 }
 
 // Leave one GPU generation out (issue 9: "a GPU generation it never saw"). Every constant is refitted without the rows

@@ -1,0 +1,32 @@
+// parsim sim/step/accuracy — the expected error of a prediction: which regime a scenario falls in, and what
+// leave-one-source-out cross-validation (or a held-out file) measured of parsim's error there (hardware/accuracy.json).
+// The regime of a validation row is the one a prediction of it gets, so the test that recomputes hardware/accuracy.json
+// (tests/validation/test_cross_validation.cpp) and `parsim predict` use the same functions.
+#pragma once
+#include "plans/scenario.hpp"
+#include "sim/step/report.hpp"
+
+namespace parsim {
+
+// A scenario is host-bound when its predicted step moves by more than kHostBoundShift between its program's host
+// factor (hardware/calibration.json host_megatron / host_legacy) at kHostProbeLo and at kHostProbeHi: its host issue
+// is on the critical path. GPU-bound steps (the host runs ahead) move by < 3 % there, the Megatron-LM CI steps by
+// 1.5–3×. The PyTorch-native program has no fitted host factor and is not probed.
+constexpr double kHostBoundShift = 0.10;
+constexpr double kHostProbeLo = 1.0, kHostProbeHi = 3.0;
+
+enum class AccuracyRegime { HostBound, Moe, Megatron, PyTorch };
+const char* regime_key(AccuracyRegime r);  // hardware/accuracy.json's key
+
+// Host-bound first (its error is the host model's), then a mixture of experts, then the program: a Megatron one
+// (Megatron-Core, or legacy Megatron-LM / Megatron-DeepSpeed: one regime, the legacy program alone has too few GPU-bound
+// validation sources to measure) or PyTorch-native.
+AccuracyRegime accuracy_regime(const Scenario& sc, bool host_bound);
+// Two simulations of `sc` (a resolved scenario) at the probe factors; false for the PyTorch-native program.
+bool host_bound(const Scenario& sc);
+// The figures of hardware/accuracy.json for the regime.
+ExpectedError expected_error(AccuracyRegime r);
+// host_bound + accuracy_regime + the figures.
+ExpectedError expected_error(const Scenario& sc);
+
+}  // namespace parsim
