@@ -1,6 +1,7 @@
 // parsim hardware/presets.cpp — the built-in presets (hardware/presets/<name>.json, compiled in by
 // embed_presets.cmake), names and aliases, derived fields, and the stack views of a GPU.
 #include "hardware/hardware.hpp"
+#include "sim/core/embedded.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/text.hpp"
 
@@ -9,10 +10,6 @@
 #include <limits>
 
 namespace parsim::detail {
-struct EmbeddedPreset {
-  const char* name;
-  const char* text;
-};
 extern const EmbeddedPreset kEmbeddedPresets[];
 extern const std::size_t kEmbeddedPresetCount;
 }  // namespace parsim::detail

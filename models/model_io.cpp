@@ -34,6 +34,7 @@
 //   position tables (GPT-2) are not capped: n_positions is both the table size and the trained length.
 #include "models/model.hpp"
 #include "sim/core/checked.hpp"
+#include "sim/core/embedded.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/json_strict.hpp"
 #include "sim/core/text.hpp"
@@ -47,10 +48,6 @@
 
 namespace parsim::detail {
 // models/presets/<name>.json, compiled in by hardware/embed_presets.cmake (models/CMakeLists.txt).
-struct EmbeddedPreset {
-  const char* name;
-  const char* text;
-};
 extern const EmbeddedPreset kEmbeddedModels[];
 extern const std::size_t kEmbeddedModelCount;
 }  // namespace parsim::detail

@@ -81,7 +81,9 @@ TEST_CASE("presets: the built-in Hugging Face configs (models/presets) are the c
       {"nemotron-3-nano-30b-a3b", "nemotron-3-nano-30b-a3b.config.json"},
       {"nemotron-3-super-120b-a12b", "nemotron-3-super-120b-a12b.config.json"},
   };
-  for (const auto& [name, file] : pairs) {
+  for (const auto& pr : pairs) {
+    const char* const name = pr.first;  // (not a structured binding: CAPTURE's lambda may not capture one in C++20)
+    const char* const file = pr.second;
     CAPTURE(name);
     const ModelSpec m = resolve_model(name);
     const ModelSpec f = resolve_model(kData + file);
