@@ -820,8 +820,7 @@ ValidationResult run_validate(const ValidateRequest& r) {
   out.prediction["bubble_fraction"] = rep.bubble_fraction;
   // The step-time error beside what parsim typically misses a step of this regime by (sim/step/accuracy.hpp).
   const ExpectedError e = expected_error(sc);
-  out.prediction["expected_error"] = {{"regime", e.regime}, {"label", e.label}, {"typical_abs_error_pct", e.typical_pct},
-                                      {"basis", e.basis}};
+  out.prediction["expected_error"] = expected_error_json(e);
   if (v.measured.step_time_s > 0) {
     const double err = 100 * (v.predicted.step_time_s - v.measured.step_time_s) / v.measured.step_time_s;
     v.notes.push_back("the step-time error " + fmt_fixed(err, 1) + " % is " +

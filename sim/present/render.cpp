@@ -96,6 +96,10 @@ nlohmann::json to_json(const FieldTable<T>& table, const T& row) {
 
 }  // namespace
 
+nlohmann::json expected_error_json(const ExpectedError& e) {
+  return {{"regime", e.regime}, {"label", e.label}, {"typical_abs_error_pct", e.typical_pct}, {"basis", e.basis}};
+}
+
 nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train) {
   using nlohmann::json;
   const ParamCounts pc = count_params(sc.model);
@@ -182,11 +186,7 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
     j["layer_kinds"] = kinds;
   }
   j["events"] = r.events;
-  if (r.expected_error)
-    j["expected_error"] = {{"regime", r.expected_error->regime},
-                           {"label", r.expected_error->label},
-                           {"typical_abs_error_pct", r.expected_error->typical_pct},
-                           {"basis", r.expected_error->basis}};
+  if (r.expected_error) j["expected_error"] = expected_error_json(*r.expected_error);
   j["warnings"] = r.warnings;
   if (train) {
     json tj = {{"tokens", train->tokens}, {"goodput", train->goodput}, {"days", train->days},

@@ -10,6 +10,8 @@
 namespace parsim {
 
 nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train);
+// {"regime", "label", "typical_abs_error_pct", "basis"}: predict's and validate's "expected_error" (docs/cli.md).
+nlohmann::json expected_error_json(const ExpectedError& e);
 std::string report_to_table(const Scenario& sc, const StepReport& r, const std::optional<TrainEstimate>& train);
 
 // Writes the simulated timeline of the evaluator's last run (EvalOptions.keep_timeline) as Chrome-trace JSON.
