@@ -228,6 +228,7 @@ std::vector<Compared> run_compare(const CompareRequest& r) {
     in.plan = plan;
     Compared c{resolve_scenario(in), {}};
     c.report = ev.run(c.scenario);
+    c.report.expected_error = expected_error(c.scenario);
     out.push_back(std::move(c));
   }
   return out;

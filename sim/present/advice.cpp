@@ -349,6 +349,11 @@ std::string compare_table(const std::vector<Compared>& plans) {
   };
   row("plan", [](const Compared& c) { return c.scenario.plan.to_string(); });
   row("step time", [](const Compared& c) { return fmt_fixed(c.report.step_time_s, 4) + " s"; });
+  row("expected error", [](const Compared& c) {  // the regime's typical out-of-sample error (sim/step/accuracy.hpp)
+    return c.report.expected_error
+               ? "±" + fmt_fixed(c.report.expected_error->typical_pct, 1) + " % " + c.report.expected_error->regime
+               : std::string("-");
+  });
   row("MFU", [](const Compared& c) { return fmt_fixed(100 * c.report.mfu, 1) + " %"; });
   row("tokens/s per GPU",
       [](const Compared& c) { return fmt_fixed(c.report.tokens_per_s / c.scenario.plan.world(), 0); });

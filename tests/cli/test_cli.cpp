@@ -307,6 +307,12 @@ TEST_CASE("compare: several plans side by side; predict with several plans is co
   const json j = json::parse(run_parsim("compare --model llama7b --plan tp8pp2dp4,tp4pp4dp4 --format json").out);
   CHECK(j["plans"].size() == 2);
   CHECK(j["plans"][0]["versus_best"].is_string());
+  // Each plan with its regime's expected error (as predict): llama2-7b at TP 8 and micro-batch 1 issues kernels
+  // shorter than their launches (host-bound, the headline); at TP 4 with four pipeline stages the GEMMs are twice
+  // as wide and the host runs ahead (a GPU-bound Megatron step).
+  CHECK(j["plans"][0]["expected_error"]["regime"] == "host_bound");
+  CHECK(j["plans"][1]["expected_error"]["regime"] == "megatron");
+  CHECK(a.out.find("expected error") != std::string::npos);
   // One plan is not a comparison; a bad plan is the predict error.
   CHECK(run_parsim("compare --model llama7b --plan tp8pp2dp4").clean_error());
   CHECK(run_parsim("compare --model llama7b --plan tp8pp2dp4,tp3").clean_error());
