@@ -85,10 +85,14 @@ const Preset kPresets[] = {
     {"llama2-13b", nullptr, [] { return gated_rope("llama2-13b", 40, 5120, 40, 40, 13824, 32000, 4096); }},
     {"llama2-70b", nullptr, [] { return gated_rope("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096); }},
     // Llama 3 / 3.1 — HF meta-llama/Meta-Llama-3-8B, Meta-Llama-3-70B, Llama-3.1-405B config.json (vocab 128,256);
-    // Dubey et al. 2024, Table 3; pre-training sequences of 8,192 tokens (§3.4.1).
-    {"llama3-8b", nullptr, [] { return gated_rope("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192); }},
-    {"llama3-70b", nullptr, [] { return gated_rope("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192); }},
-    {"llama3-405b", nullptr, [] { return gated_rope("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192); }},
+    // Dubey et al. 2024, Table 3; pre-training sequences of 8,192 tokens (§3.4.1). Llama 3.1 8B and 70B have the same
+    // shapes (Table 3 lists one 8B / 70B / 405B family; the 3.1 configs differ in rope_scaling and
+    // max_position_embeddings 131,072 only, the long-context extension of §3.4.2), hence the llama3.1-* aliases; there
+    // is no Llama 3 405B, so llama3-405b is Llama 3.1 405B.
+    {"llama3-8b", "llama3.1-8b", [] { return gated_rope("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192); }},
+    {"llama3-70b", "llama3.1-70b", [] { return gated_rope("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192); }},
+    {"llama3-405b", "llama3.1-405b",
+     [] { return gated_rope("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192); }},
     // Mistral 7B — HF mistralai/Mistral-7B-v0.1 config.json; context_len 8192 and a 4096-token sliding window on
     // every layer (Jiang et al. 2023, Table 1 and §2).
     {"mistral-7b", nullptr,

@@ -40,6 +40,10 @@ TEST_CASE("presets: every name resolves, case-insensitively, with its published 
   }
   CHECK(resolve_model("LLaMA2-7B").name == "llama2-7b");
   CHECK(resolve_model("llama7b").name == "llama2-7b");
+  // Llama 3.1 8B / 70B / 405B are the Llama 3 shapes (Dubey et al. 2024 Table 3): aliases of the llama3-* presets.
+  CHECK(resolve_model("Llama3.1-8B").name == "llama3-8b");
+  CHECK(resolve_model("llama3.1-70b").name == "llama3-70b");
+  CHECK(resolve_model("llama3.1-405b").name == "llama3-405b");
   CHECK(resolve_model(" Mistral-7B ").name == "mistral-7b");
 
   // Default sequence lengths: Llama 2 4k (Touvron 2023 Table 1), Llama 3 8k (Dubey 2024 §3.4.1), Mistral 8192
