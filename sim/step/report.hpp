@@ -77,7 +77,7 @@ struct LayerKindReport {
   } forward, backward;
 };
 
-// What a prediction like this one is typically off by (sim/step/accuracy.hpp expected_error; predict fills it, sweeps
+// What a prediction like this one is typically off by (sim/step/accuracy.hpp expected_error; predict and compare fill it, sweeps
 // leave it empty): the regime's mean out-of-sample |error| on measured runs (hardware/accuracy.json).
 struct ExpectedError {
   std::string regime;        // hardware/accuracy.json key: host_bound, moe, megatron, megatron_legacy, pytorch
@@ -110,7 +110,7 @@ struct StepReport {
   std::vector<std::string> warnings;
   // Per layer kind, the pass costs the schedule places (predict fills it; sweeps leave it empty).
   std::vector<LayerKindReport> layer_kinds;
-  std::optional<ExpectedError> expected_error;  // predict fills it; sweeps leave it empty
+  std::optional<ExpectedError> expected_error;  // predict and compare fill it; sweeps leave it empty
 };
 
 // ---- the run ----
