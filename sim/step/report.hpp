@@ -77,8 +77,8 @@ struct LayerKindReport {
   } forward, backward;
 };
 
-// What a prediction like this one is typically off by (sim/step/accuracy.hpp expected_error; predict and compare fill it, sweeps
-// leave it empty): the regime's mean out-of-sample |error| on measured runs (hardware/accuracy.json).
+// What a prediction like this one is typically off by (sim/step/accuracy.hpp expected_error; predict and compare fill
+// it, sweeps leave it empty): the regime's mean out-of-sample |error| on measured runs (hardware/accuracy.json).
 struct ExpectedError {
   std::string regime;        // hardware/accuracy.json key: host_bound, moe, megatron, megatron_legacy, pytorch
   std::string label;         // the regime in words
