@@ -124,7 +124,8 @@ std::string preset_list() {
     out += p.name;
     if (p.alias) out += std::string(" (alias ") + p.alias + ")";
   }
-  for (std::size_t i = 0; i < detail::kEmbeddedModelCount; ++i) out += std::string(", ") + detail::kEmbeddedModels[i].name;
+  for (std::size_t i = 0; i < detail::kEmbeddedModelCount; ++i)
+    out += std::string(", ") + detail::kEmbeddedModels[i].name;
   return out;
 }
 

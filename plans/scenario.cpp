@@ -172,7 +172,10 @@ OptionTable<In> build_table() {
   const unsigned P = kUsePredict, S = kUseSweep, R = kUsePerRow, A = kUseAlways;
   OptionTable<In> t;
   t.push_back(text<In>(
-      "model", "--model", "built-in model name (llama3-8b, mixtral-8x7b, deepseek-v3, ...: an unknown name lists them all) or a model JSON / Hugging Face config.json path", "",
+      "model", "--model",
+      "built-in model name (llama3-8b, mixtral-8x7b, deepseek-v3, ...: an unknown name lists them all) or a model JSON "
+      "/ Hugging Face config.json path",
+      "",
       [](In& x, const std::string& v) { x.model = v; },
       [](const In& x) -> std::optional<std::string> {
         if (x.model.empty()) return std::nullopt;
@@ -188,7 +191,10 @@ OptionTable<In> build_table() {
       },
       P | R, true));
   t.push_back(text<In>(
-      "gpu", "--gpu", "GPU/node preset (a100-40gb, a100-80gb, h100, h200, b200, b300, gb200, gb300, mi300x, mi325x, mi355x) or hardware JSON", "h100",
+      "gpu", "--gpu",
+      "GPU/node preset (a100-40gb, a100-80gb, h100, h200, b200, b300, gb200, gb300, mi300x, mi325x, mi355x) or hardware "
+      "JSON",
+      "h100",
       [](In& x, const std::string& v) { x.gpu = v; }, [](const In& x) -> std::optional<std::string> { return x.gpu; },
       P | S | A));
   t.push_back(integer<In>(
