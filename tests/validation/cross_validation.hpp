@@ -313,7 +313,6 @@ struct CvSource {
 struct CvResult {
   FittedConstants all;             // fitted on every row
   std::vector<CvSource> sources;   // first-appearance order
-  std::vector<double> row_out;     // per row (the order of `rows`): |error| out of sample, NaN when not simulated
   double mean_in = 0, mean_out = 0;  // mean over sources of the per-source figures
   double max_out = 0;
   std::string worst;
@@ -322,7 +321,6 @@ struct CvResult {
 inline CvResult cross_validate(const std::vector<CvRow>& rows) {
   CvResult res;
   res.all = cv_fit(rows, "", default_fitted_constants());
-  res.row_out.assign(rows.size(), std::nan(""));
   std::vector<std::string> order;
   for (const CvRow& r : rows)
     if (std::find(order.begin(), order.end(), r.run->source_id()) == order.end()) order.push_back(r.run->source_id());
@@ -332,12 +330,10 @@ inline CvResult cross_validate(const std::vector<CvRow>& rows) {
     // Every source has rows that depend on attn_causal_efficiency (every causal LM), so each is refitted without it.
     cs.fitted_without = cv_fit(rows, s, res.all);
     double sin = 0, sout = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const CvRow& r = rows[i];
+    for (const CvRow& r : rows) {
       if (r.run->source_id() != s) continue;
       const double pin = cv_predict(r, res.all), pout = cv_predict(r, cs.fitted_without);
       if (!std::isfinite(pin) || !std::isfinite(pout)) continue;
-      res.row_out[i] = std::fabs(pout - r.measured_s) / r.measured_s;
       ++cs.rows;
       cs.host_bound_rows += r.host_bound ? 1 : 0;
       sin += std::fabs(pin - r.measured_s) / r.measured_s;
@@ -358,7 +354,8 @@ inline CvResult cross_validate(const std::vector<CvRow>& rows) {
 
 // The out-of-sample error by accuracy regime (sim/step/accuracy.hpp, hardware/accuracy.json): each row in the regime a
 // prediction of it gets (accuracy_regime with the row's host-bound mark), the mean over sources of each source's mean
-// out-of-sample |error| over its rows of that regime — sources weigh alike, as in the leave-one-source-out mean.
+// out-of-sample |error| over its rows of that regime (cv_mean_error under the constants refitted without the source)
+// — sources weigh alike, as in the leave-one-source-out mean.
 struct CvRegime {
   AccuracyRegime regime;
   int rows = 0, sources = 0;
@@ -368,15 +365,16 @@ inline std::vector<CvRegime> regime_errors(const std::vector<CvRow>& rows, const
   std::vector<CvRegime> out;
   for (AccuracyRegime g :
        {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch}) {
-    std::map<std::string, std::pair<double, int>> by_source;
     CvRegime reg{g};
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (!rows[i].sc || !std::isfinite(cv.row_out[i]) || accuracy_regime(*rows[i].sc, rows[i].host_bound) != g) continue;
-      auto& [sum, n] = by_source[rows[i].run->source_id()];
-      sum += cv.row_out[i], ++n, ++reg.rows;
+    for (const CvSource& s : cv.sources) {
+      auto use = [&](const CvRow& r) {
+        return r.sc && r.run->source_id() == s.source && accuracy_regime(*r.sc, r.host_bound) == g;
+      };
+      const auto [err, n] = cv_mean_error(rows, use, s.fitted_without);
+      if (n == 0) continue;
+      reg.rows += n, ++reg.sources, reg.out_of_sample += err;
     }
-    for (const auto& [source, s] : by_source) reg.out_of_sample += s.first / s.second / static_cast<double>(by_source.size());
-    reg.sources = static_cast<int>(by_source.size());
+    if (reg.sources > 0) reg.out_of_sample /= reg.sources;
     out.push_back(reg);
   }
   return out;

@@ -388,19 +388,19 @@ TEST_CASE("validation: MoE runs (Mixtral, DeepSeek-V3, Qwen3-MoE, GPT-OSS; sourc
   // sim/step/accuracy.hpp): the rows of this held-out file whose prediction falls in that regime (not host-bound: each
   // probed at host factors 1 and 3 as predict probes it), the mean over sources of each source's mean |error| — as
   // test_cross_validation measures the other regimes. More than half a point off fails.
-  std::map<std::string, std::pair<double, int>> by_source;
-  int moe_regime = 0;
+  std::vector<RowResult> in_regime;
   for (const auto& r : res) {
     if (!r.ok) continue;
     const Scenario sc = make_run_scenario(*r.run);
-    if (accuracy_regime(sc, host_bound(sc)) != AccuracyRegime::Moe) continue;
-    auto& [sum, n] = by_source[r.run->source_id()];
-    sum += std::fabs(r.error), ++n, ++moe_regime;
+    if (accuracy_regime(sc, host_bound(sc)) == AccuracyRegime::Moe) in_regime.push_back(r);
   }
+  const int moe_regime = static_cast<int>(in_regime.size());
+  const std::vector<ErrorStats> regime_stats = summarize_by_source(in_regime);  // per source, then all rows
+  const std::size_t sources = regime_stats.size() - 1;
   double regime_mean = 0;
-  for (const auto& [source, s] : by_source) regime_mean += s.first / s.second / static_cast<double>(by_source.size());
+  for (std::size_t i = 0; i < sources; ++i) regime_mean += regime_stats[i].mean_abs / static_cast<double>(sources);
   std::printf("accuracy regime moe: %d of %zu rows, %zu sources: %.1f %% (hardware/accuracy.json: %.1f %%)\n", moe_regime,
-              res.size(), by_source.size(), 100 * regime_mean, expected_error(AccuracyRegime::Moe).typical_pct);
+              res.size(), sources, 100 * regime_mean, expected_error(AccuracyRegime::Moe).typical_pct);
   // 18 of the 24; host-bound (their prediction moves > 10 % between host factors 1 and 3): Qwen3-30B-A3B on H100
   // (E0010, E0023) and GB200 (E0008), Qwen3-235B-A22B on GB200 and B200 (E0011, E0012), Mixtral 8x22B with CP 8 on
   // GB200 (E0005).
