@@ -15,9 +15,10 @@
 //   `router_bias` (with `"bias": true` every linear layer, experts included, has a bias: GPT-OSS). MoE or MLA detail keys
 //   without `experts` / `attention: "mla"` are errors.
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
-//   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
-//   olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe, gpt_oss, the MLA + MoE
-//   families deepseek_v2 and deepseek_v3, the hybrid Mamba-2 family nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 /
+//   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2,
+//   gemma3_text, phi3, olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe,
+//   gpt_oss, the MLA + MoE families deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own
+//   model_type), the hybrid Mamba-2 family nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 /
 //   attention / MLP / MoE single-block layers), and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
 //   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
 //   (token ids, dtype, eps, RoPE base/scaling, soft-capping and routing-score knobs, quantisation of the stored
@@ -32,6 +33,8 @@
 //   against 8,192 in pre-training, Dubey et al. 2024 §3.4; Mistral 7B: 32,768 against context_len 8,192, Jiang et
 //   al. 2023 Table 1), so for RoPE models seq_len = min(max_position_embeddings, 8192); `--seq` overrides it. Learned
 //   position tables (GPT-2) are not capped: n_positions is both the table size and the trained length.
+//   A multimodal wrapper is read through its `text_config` (parse_hf); an unknown model_type with a known
+//   `architectures` class is read as that class's family (hf_kind).
 #include "models/model.hpp"
 #include "sim/core/checked.hpp"
 #include "sim/core/embedded.hpp"
@@ -444,7 +447,7 @@ const std::set<std::string> kHfHarmless = {
     // attention knobs without shapes: soft-capping, score scaling, QKV clipping; sliding-window keys of families
     // that do not apply them (the families that do read them)
     "sliding_window", "sliding_window_size", "use_sliding_window", "max_window_layers", "attn_logit_softcapping",
-    "final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv",
+    "final_logit_softcapping", "query_pre_attn_scalar", "clip_qkv", "rope_local_base_freq",
     // Llama: TP degree used by Meta's pre-training (shapes unchanged)
     "pretraining_tp",
     // MoE routing-score and load-balancing knobs: how experts are picked, not how many or how large
@@ -460,7 +463,7 @@ const std::set<std::string> kHfHarmless = {
     "output_past", "n_special", "predict_special_tokens"};
 
 enum class HfFamily {
-  Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Phi3, Olmo2, Olmoe, DeepseekV2,
+  Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, Phi3, Olmo2, Olmoe, DeepseekV2,
   DeepseekV3, GptOss, Gpt2, Falcon, GptNeox, NemotronH
 };
 
@@ -480,11 +483,15 @@ const HfKind kHfKinds[] = {
     {"qwen3_moe", "Qwen3MoeForCausalLM", HfFamily::Qwen3Moe, 32768},    // Qwen3MoeConfig
     {"gemma", "GemmaForCausalLM", HfFamily::Gemma, 8192},               // GemmaConfig
     {"gemma2", "Gemma2ForCausalLM", HfFamily::Gemma2, 8192},            // Gemma2Config
+    {"gemma3_text", "Gemma3ForCausalLM", HfFamily::Gemma3, 131072},     // Gemma3TextConfig
     {"phi3", "Phi3ForCausalLM", HfFamily::Phi3, 4096},                  // Phi3Config
     {"olmo2", "Olmo2ForCausalLM", HfFamily::Olmo2, 2048},               // Olmo2Config
     {"olmoe", "OlmoeForCausalLM", HfFamily::Olmoe, 4096},               // OlmoeConfig
     {"deepseek_v2", "DeepseekV2ForCausalLM", HfFamily::DeepseekV2, 2048},  // DeepseekV2Config
     {"deepseek_v3", "DeepseekV3ForCausalLM", HfFamily::DeepseekV3, 4096},  // DeepseekV3Config
+    // Kimi K2: "Kimi-K2 reuses the DeepSeekV3CausalLM architecture … we set model_type kimi_k2 in config.json" so that
+    // engines can tell it apart (Moonshot AI, github.com/MoonshotAI/Kimi-K2 docs/deploy_guidance.md); the same shapes.
+    {"kimi_k2", "DeepseekV3ForCausalLM", HfFamily::DeepseekV3, 4096},
     {"gpt_oss", "GptOssForCausalLM", HfFamily::GptOss, 131072},         // GptOssConfig
     {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},                  // GPT2Config
     {"falcon", "FalconForCausalLM", HfFamily::Falcon, 2048},            // FalconConfig
@@ -508,7 +515,12 @@ const HfKind& hf_kind(const nlohmann::json& j, StrictObject& o) {
   }
   const std::string type = o.opt_str("model_type", "");
   for (const auto& k : kHfKinds) {
-    if (!type.empty() ? type == k.model_type : arch == k.architecture) return k;
+    if (!type.empty() && type == k.model_type) return k;
+  }
+  // A model_type parsim does not know with an architecture class it does: a checkpoint that reuses a family's
+  // modelling code under its own name (the model_type only tells inference engines apart) has that family's shapes.
+  for (const auto& k : kHfKinds) {
+    if (!arch.empty() && arch == k.architecture) return k;
   }
   if (!type.empty())
     throw InputError(o.context() + ": model_type '" + type + "' is not supported (supported: " + hf_supported() + ")");
@@ -671,22 +683,34 @@ void read_gpt_neox(const nlohmann::json& j, StrictObject& o, const HfKind& kind,
 void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kind, ModelSpec& m,
                      const std::string& ctx) {
   const HfFamily fam = kind.family;
-  m.layers = narrow_int(o.req_int("num_hidden_layers"), ctx, "num_hidden_layers");
+  // Gemma 3's released configs name only the keys that differ from Gemma3TextConfig's defaults (google/gemma-3-4b-it's
+  // text_config: hidden_size, intermediate_size, num_hidden_layers, sliding_window, rope_scaling), so its shape keys
+  // fall back to those defaults (transformers configuration_gemma3.py: vocab 262,208, hidden 2304, FFN 9216, 26
+  // layers, 8 heads, 4 KV heads of 256); every other family's shape keys are required.
+  const bool gemma3 = fam == HfFamily::Gemma3;
+  auto shape = [&](const char* key, std::int64_t gemma3_default) {
+    return gemma3 ? o.opt_int(key, gemma3_default) : o.req_int(key);
+  };
+  m.layers = narrow_int(shape("num_hidden_layers", 26), ctx, "num_hidden_layers");
   if (m.layers < 1) throw InputError(ctx + ": num_hidden_layers must be a positive integer, got " + std::to_string(m.layers));
   require_layer_count(m.layers, ctx);
-  m.hidden = o.req_int("hidden_size");
-  m.heads = narrow_int(o.req_int("num_attention_heads"), ctx, "num_attention_heads");
-  m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", m.heads), ctx, "num_key_value_heads");
-  m.ffn_hidden = o.req_int("intermediate_size");
-  m.vocab = o.req_int("vocab_size");
+  m.hidden = shape("hidden_size", 2304);
+  m.heads = narrow_int(shape("num_attention_heads", 8), ctx, "num_attention_heads");
+  m.kv_heads = narrow_int(o.opt_int("num_key_value_heads", gemma3 ? 4 : m.heads), ctx, "num_key_value_heads");
+  m.ffn_hidden = shape("intermediate_size", 9216);
+  m.vocab = shape("vocab_size", 262208);
   const bool deepseek = fam == HfFamily::DeepseekV2 || fam == HfFamily::DeepseekV3;
-  if (o.has("head_dim") && !deepseek) {
-    m.head_dim = o.req_int("head_dim");
+  if ((o.has("head_dim") || gemma3) && !deepseek) {
+    m.head_dim = o.opt_int("head_dim", 256);  // only Gemma 3 reaches here without the key
     if (m.head_dim <= 0) throw InputError(ctx + ": head_dim must be a positive integer, got " + std::to_string(m.head_dim));
   }
   o.ignore("head_dim");
   m.seq_len = std::min(o.opt_int("max_position_embeddings", kind.default_max_positions), kHfSeqLenCap);
-  const bool gemma = fam == HfFamily::Gemma || fam == HfFamily::Gemma2;
+  const bool gemma = fam == HfFamily::Gemma || fam == HfFamily::Gemma2 || gemma3;
+  // Gemma3TextConfig use_bidirectional_attention (EmbeddingGemma): an encoder, whose attention is not causal.
+  if (gemma3 && o.opt_bool("use_bidirectional_attention", false))
+    throw InputError(ctx + ": use_bidirectional_attention true (an embedding encoder, not a causal language model) "
+                           "is not modelled: parsim trains decoders with causal attention");
   std::string act = o.opt_str("hidden_act", gemma ? "gelu_pytorch_tanh" : "silu");
   if (o.has("hidden_activation")) act = o.req_str("hidden_activation");  // Gemma: overrides hidden_act
   o.ignore("hidden_activation");
@@ -702,11 +726,13 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   m.dropout = o.opt_num("attention_dropout", 0.0) > 0;
   m.norm = NormKind::RMSNorm;
   m.position = PositionKind::RoPE;
-  m.norm_layers = fam == HfFamily::Gemma2 ? 4 : 2;  // Gemma2DecoderLayer: pre/post attention + pre/post FFN
+  // Gemma2DecoderLayer / Gemma3DecoderLayer: pre/post attention + pre/post FFN norms.
+  m.norm_layers = (fam == HfFamily::Gemma2 || gemma3) ? 4 : 2;
   // Qwen3: q_norm / k_norm RMSNorm(head_dim); OLMo 2 / OLMoE: RMSNorm over the whole Q (a·d) and K (g·d) projections
   // (OLMo 2 places its two layer norms after attention and after the MLP — the same count of norms and of stored
   // hidden-sized tensors as pre-norm).
-  if (fam == HfFamily::Qwen3 || fam == HfFamily::Qwen3Moe) m.qk_norm = QkNorm::PerHead;
+  // Gemma 3: Gemma3Attention's q_norm / k_norm are RMSNorm(head_dim) too.
+  if (fam == HfFamily::Qwen3 || fam == HfFamily::Qwen3Moe || gemma3) m.qk_norm = QkNorm::PerHead;
   if (fam == HfFamily::Olmo2 || fam == HfFamily::Olmoe) m.qk_norm = QkNorm::Full;
   if (fam == HfFamily::Phi3) {
     // Phi3ForCausalLM: fused qkv_proj ((a + 2g)·d) and gate_up_proj (2f) — the same shapes as the separate
@@ -834,6 +860,18 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       m.sliding_window = o.opt_int("sliding_window", fam == HfFamily::Gemma2 ? 4096 : 128);
       rule = [](int i) { return i % 2 == 0; };  // Gemma2DecoderLayer is_sliding = not layer_idx % 2; GptOssConfig
       break;
+    case HfFamily::Gemma3: {
+      // Gemma3TextConfig: sliding_window 4096 by default; without layer_types, layer i is sliding unless
+      // (i + 1) % sliding_window_pattern == 0 (default 6: five local layers to one global, Gemma Team 2025, Gemma 3
+      // technical report §2.1); current transformers writes the pattern as `_sliding_window_pattern`.
+      m.sliding_window = o.opt_int("sliding_window", 4096);
+      std::int64_t pattern = o.opt_int("sliding_window_pattern", 6);
+      pattern = o.opt_int("_sliding_window_pattern", pattern);
+      if (pattern < 1)
+        throw InputError(ctx + ": sliding_window_pattern must be a positive integer, got " + std::to_string(pattern));
+      rule = [&m, pattern](int i) { return m.sliding_window > 0 && (i + 1) % pattern != 0; };
+      break;
+    }
     case HfFamily::Qwen2:
     case HfFamily::Qwen2Moe:
     case HfFamily::Qwen3:
@@ -1008,7 +1046,32 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   set_hybrid_layers(m, std::move(kinds), ctx);
 }
 
+bool hf_known_type(const std::string& type) {
+  for (const auto& k : kHfKinds)
+    if (type == k.model_type) return true;
+  return false;
+}
+
 ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::string& ctx) {
+  // A multimodal wrapper (Gemma3ForConditionalGeneration, Mistral3ForConditionalGeneration, Kimi-K2.5, …) holds its
+  // language model in `text_config`; that is what parsim trains. Its other keys (vision_config, image token ids,
+  // projector sizes) are not read, and the name says the vision tower is left out. A text_config without its own
+  // model_type is the wrapper's family: `<model_type>_text` (gemma3 → gemma3_text) where parsim knows that name.
+  if (j.contains("text_config") && !j.contains("num_hidden_layers") && !j.contains("n_layer")) {
+    nlohmann::json text = j.at("text_config");
+    if (!text.is_object())
+      throw InputError(ctx + ": key 'text_config' must be an object, got " + describe_json(text));
+    const auto type = j.find("model_type");
+    if (!text.contains("model_type") && !text.contains("architectures") && type != j.end() && type->is_string()) {
+      const std::string wrapper = type->get<std::string>();
+      text["model_type"] = hf_known_type(wrapper + "_text") ? wrapper + "_text" : wrapper;
+    }
+    ModelSpec m = parse_hf(text, path, ctx + " text_config");
+    StrictObject w(j, ctx);
+    m.name = hf_name(w, path);
+    if (j.contains("vision_config")) m.name += " (language model; vision tower not modelled)";
+    return m;
+  }
   StrictObject o(j, ctx);
   const HfKind& kind = hf_kind(j, o);
   ModelSpec m;

@@ -333,6 +333,68 @@ TEST_CASE("sliding windows per family: Mistral every layer, Gemma 2 even layers"
   CHECK(gemma2.count_layers(LayerKind{AttentionKind::Sliding, FfnKind::Dense}) == 21);
 }
 
+TEST_CASE("Gemma 3: five sliding layers to one global, per-head q/k norms, a multimodal config's text_config") {
+  // gemma-3-1b-pt (Gemma3ForCausalLM, text only): h 1152, 26 layers, 4 heads and 1 KV head of 256, FFN 6912, vocab
+  // 262144, tied. Per layer: Q 1152·1024 = 1,179,648, K and V 1152·256 = 294,912 each, O 1,179,648 (2,949,120);
+  // MLP 3·1152·6912 = 23,887,872; four norms 4·1152 + q/k norms 2·256 = 5,120 → 26,842,112; ×26 = 697,894,912;
+  // + embedding 262144·1152 = 301,989,888 + final norm 1,152 = 999,885,952 (the checkpoint's safetensors count).
+  const ModelSpec one = load("gemma-3-1b-pt.config.json");
+  CHECK(one.norm_layers == 4);
+  CHECK(one.qk_norm == QkNorm::PerHead);
+  CHECK(one.tied_embeddings);
+  CHECK(count_params(one).total == 999'885'952);
+  // sliding_window_pattern 6: layer i is global when (i + 1) % 6 == 0 — layers 5, 11, 17, 23 — the other 22 slide.
+  CHECK(one.sliding_window == 512);
+  CHECK(one.layer(4).attention == AttentionKind::Sliding);
+  CHECK(one.layer(5).attention == AttentionKind::Full);
+  CHECK(one.count_layers(LayerKind{AttentionKind::Sliding, FfnKind::Dense}) == 22);
+  // gemma-3-4b-it is a Gemma3ForConditionalGeneration: parsim reads its text_config, which names only hidden 2560,
+  // FFN 10240, 34 layers and the window; heads 8, KV heads 4 of 256 and vocab 262,208 are Gemma3TextConfig's
+  // defaults. Per layer: Q/O 2·2560·2048 = 10,485,760, K/V 2·2560·1024 = 5,242,880, MLP 3·2560·10240 = 78,643,200,
+  // norms 4·2560 + 2·256 = 10,752 → 94,382,592; ×34 = 3,209,008,128 + embedding 262208·2560 = 671,252,480 + 2,560 =
+  // 3,880,263,168 — the model card's 4.3B less the SigLIP vision tower (≈ 0.42 B), which the name says is left out.
+  const ModelSpec four = load("gemma-3-4b-it.config.json");
+  CHECK(four.heads == 8);
+  CHECK(four.kv_heads == 4);
+  CHECK(four.head_dim == 256);
+  CHECK(four.vocab == 262208);
+  CHECK(count_params(four).total == 3'880'263'168);
+  CHECK(contains(four.name, "vision tower not modelled"));
+  // Global layers 5, 11, 17, 23, 29: 29 of 34 slide over 1,024 keys.
+  CHECK(four.sliding_window == 1024);
+  CHECK(four.count_layers(LayerKind{AttentionKind::Sliding, FfnKind::Dense}) == 29);
+  // EmbeddingGemma (use_bidirectional_attention true) is an encoder: refused, one line.
+  const std::string e = error_of(kData + "bad/hf_gemma3_bidirectional.json");
+  CHECK(contains(e, "use_bidirectional_attention true"));
+  CHECK(e.find('\n') == std::string::npos);
+}
+
+TEST_CASE("Kimi K2 (model_type kimi_k2 on DeepSeek-V3's code), and an unknown model_type with a known class") {
+  // Kimi K2: h 7168, 61 MLA layers of 64 heads (q_r 1536, kv_r 512, nope 128, rope 64, v 128), layer 0 dense (FFN
+  // 18432), 60 MoE layers of 384 experts of 2048 (top-8) + 1 shared, vocab 163840 untied.
+  // MLA: q_a 7168·1536 = 11,010,048 + norm 1,536 + q_b 1536·64·192 = 18,874,368 + kv_a 7168·576 = 4,128,768 + norm
+  // 512 + kv_b 512·64·256 = 8,388,608 + o 64·128·7168 = 58,720,256 = 101,124,096.
+  // Dense layer: + 3·7168·18432 = 396,361,728 + norms 14,336 = 497,500,160.
+  // MoE layer: + 385 experts · 3·7168·2048 (44,040,192) = 16,955,473,920 + router 384·7168 = 2,752,512 + norms 14,336
+  // = 17,059,364,864. Total: 497,500,160 + 60·17,059,364,864 + 2·163840·7168 + 7,168 = 1,026,408,209,408.
+  // Active: MoE layer 101,124,096 + 9·44,040,192 + 2,752,512 + 14,336 = 500,252,672; ×60 + 497,500,160 +
+  // 2,348,810,240 + 7,168 = 32,861,477,888 (Moonshot AI's model card: 1T total, 32B activated).
+  const ModelSpec k = load("kimi-k2-instruct.config.json");
+  CHECK(k.mla);
+  CHECK(k.experts == 384);
+  CHECK(k.shared_experts == 1);
+  CHECK(k.expert_groups == 0);  // n_group 1: no group limit
+  CHECK(k.layer(0) == LayerKind{AttentionKind::MLA, FfnKind::Dense});
+  CHECK(k.count_layers(LayerKind{AttentionKind::MLA, FfnKind::MoE}) == 60);
+  const ParamCounts c = count_params(k);
+  CHECK(c.total == 1'026'408'209'408);
+  CHECK(c.active == 32'861'477'888);
+  CHECK(rounds_to(c.total, 1e12, 0.1e12));
+  CHECK(std::fabs(static_cast<double>(c.active) / 32e9 - 1) < 0.03);
+  // A fine-tune that renamed its model_type but kept LlamaForCausalLM: read as Llama (Llama-2-7B's 6,738,415,616).
+  CHECK(count_params(load("renamed-model-type.config.json")).total == 6'738'415'616);
+}
+
 TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the value") {
   std::string e;
   e = error_of(kData + "bad/moe_key_without_experts.json");
