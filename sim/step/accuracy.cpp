@@ -3,6 +3,7 @@
 
 #include "sim/step/costs.hpp"
 #include "sim/step/evaluate.hpp"
+#include "sim/core/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +18,33 @@ const char* regime_key(AccuracyRegime r) {
     case AccuracyRegime::Moe: return "moe";
     case AccuracyRegime::Megatron: return "megatron";
     case AccuracyRegime::PyTorch: return "pytorch";
+    case AccuracyRegime::NewGeneration: return "new_generation";
   }
   return "pytorch";
+}
+
+const char* generation_key(GpuArch a) {
+  switch (a) {
+    case GpuArch::Ampere: return "ampere";
+    case GpuArch::Hopper: return "hopper";
+    case GpuArch::Blackwell: return "blackwell";
+    case GpuArch::CDNA3: return "cdna3";
+    case GpuArch::CDNA4: return "cdna4";
+  }
+  return "?";
+}
+
+namespace {
+const nlohmann::json& accuracy_table() {
+  static const nlohmann::json table = nlohmann::json::parse(accuracy_json_text());  // built once
+  return table;
+}
+}  // namespace
+
+bool generation_validated(GpuArch a) {
+  for (const auto& g : accuracy_table().at("validated_generations"))
+    if (g.get<std::string>() == generation_key(a)) return true;
+  return false;
 }
 
 AccuracyRegime accuracy_regime(const Scenario& sc, bool host_bound) {
@@ -43,8 +69,7 @@ bool host_bound(const Scenario& sc) {
 }
 
 ExpectedError expected_error(AccuracyRegime r) {
-  static const nlohmann::json table = nlohmann::json::parse(accuracy_json_text()).at("regimes");  // built once
-  const nlohmann::json& e = table.at(regime_key(r));
+  const nlohmann::json& e = accuracy_table().at("regimes").at(regime_key(r));
   ExpectedError out;
   out.regime = regime_key(r);
   out.label = e.at("label").get<std::string>();
@@ -53,6 +78,18 @@ ExpectedError expected_error(AccuracyRegime r) {
   return out;
 }
 
-ExpectedError expected_error(const Scenario& sc) { return expected_error(accuracy_regime(sc, host_bound(sc))); }
+ExpectedError expected_error(const Scenario& sc) {
+  const bool hb = host_bound(sc);
+  const ExpectedError own = expected_error(accuracy_regime(sc, hb));
+  // A host-bound step's error is the host model's, whatever the GPU; a GPU-bound one on a generation that no measured
+  // run checked is at least as uncertain as a generation left out of every fit was.
+  if (hb || generation_validated(sc.hw.gpu.arch)) return own;
+  ExpectedError e = expected_error(AccuracyRegime::NewGeneration);
+  if (own.typical_pct > e.typical_pct) {
+    e.basis = own.basis + "; a GPU generation left out of every fit: " + fmt_fixed(e.typical_pct, 1) + " %";
+    e.typical_pct = own.typical_pct;
+  }
+  return e;
+}
 
 }  // namespace parsim

@@ -15,7 +15,7 @@ namespace parsim {
 constexpr double kHostBoundShift = 0.10;
 constexpr double kHostProbeLo = 1.0, kHostProbeHi = 3.0;
 
-enum class AccuracyRegime { HostBound, Moe, Megatron, PyTorch };
+enum class AccuracyRegime { HostBound, Moe, Megatron, PyTorch, NewGeneration };
 const char* regime_key(AccuracyRegime r);  // hardware/accuracy.json's key
 
 // Host-bound first (its error is the host model's), then a mixture of experts, then the program: a Megatron one
@@ -26,7 +26,14 @@ AccuracyRegime accuracy_regime(const Scenario& sc, bool host_bound);
 bool host_bound(const Scenario& sc);
 // The figures of hardware/accuracy.json for the regime.
 ExpectedError expected_error(AccuracyRegime r);
-// host_bound + accuracy_regime + the figures.
+// hardware/accuracy.json's key of a GPU generation ("ampere", "hopper", "blackwell", "cdna3", "cdna4").
+const char* generation_key(GpuArch a);
+// Whether measured GPU-bound runs of the generation are in the cross-validation (accuracy.json
+// "validated_generations"; test_cross_validation checks the list against the data).
+bool generation_validated(GpuArch a);
+// host_bound + accuracy_regime + the figures. A GPU-bound step on a generation no measured run was taken on gets the
+// NewGeneration figure — each validated generation predicted with every constant refitted without its rows — or its
+// program's figure where that is larger.
 ExpectedError expected_error(const Scenario& sc);
 
 }  // namespace parsim

@@ -412,7 +412,8 @@ TEST_CASE("accuracy regime: host-bound by the probe, then MoE, then the program;
   CHECK(accuracy_regime(moe, true) == AccuracyRegime::HostBound);  // host-bound first
   // Each regime has its measured figure (the cross-validation and the held-out MoE file keep them true:
   // test_cross_validation, test_validation); the host-bound one is the largest.
-  for (AccuracyRegime r : {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch}) {
+  for (AccuracyRegime r : {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch,
+                           AccuracyRegime::NewGeneration}) {
     const ExpectedError e = expected_error(r);
     CAPTURE(e.regime);
     CHECK(e.regime == regime_key(r));
@@ -424,4 +425,25 @@ TEST_CASE("accuracy regime: host-bound by the probe, then MoE, then the program;
   }
   CHECK(expected_error(small).regime == "host_bound");
   CHECK(expected_error(big).regime == "megatron");
+  // A GPU generation no measured run was taken on (CDNA4: MI355X; test_cross_validation keeps the list of validated
+  // generations true to the data): the GPU-bound step gets the new-generation figure, or its program's where that is
+  // larger; a host-bound step keeps the host-bound figure (its error is the host model's, whatever the GPU).
+  CHECK(generation_validated(GpuArch::Hopper));
+  CHECK_FALSE(generation_validated(GpuArch::CDNA4));
+  Scenario mi355 = big;
+  mi355.hw = resolve_hardware("mi355x");
+  REQUIRE(mi355.hw.gpu.arch == GpuArch::CDNA4);
+  CHECK_FALSE(host_bound(mi355));
+  const ExpectedError newgen = expected_error(AccuracyRegime::NewGeneration);
+  CHECK(expected_error(mi355).regime == "new_generation");
+  CHECK(expected_error(mi355).typical_pct ==
+        std::max(newgen.typical_pct, expected_error(AccuracyRegime::Megatron).typical_pct));
+  Scenario mi355_eager = mi355;
+  mi355_eager.train.stack = Stack::PyTorch;
+  CHECK(expected_error(mi355_eager).regime == "new_generation");
+  CHECK(expected_error(mi355_eager).typical_pct ==
+        std::max(newgen.typical_pct, expected_error(AccuracyRegime::PyTorch).typical_pct));
+  Scenario mi355_small = small;
+  mi355_small.hw = resolve_hardware("mi355x");
+  CHECK(expected_error(mi355_small).regime == "host_bound");
 }

@@ -390,6 +390,7 @@ inline std::vector<CvRegime> regime_errors(const std::vector<CvRow>& rows, const
 // sources of each source's mean |error| over its GPU-bound rows of that generation (sources weigh alike, as in the
 // leave-one-source-out mean).
 struct CvGeneration {
+  GpuArch arch = GpuArch::Ampere;
   std::string name;
   int rows = 0, sources = 0;
   double in_sample = 0, out_of_sample = 0;
@@ -413,6 +414,7 @@ inline std::vector<CvGeneration> leave_generation_out(const std::vector<CvRow>& 
     auto of = [&](const CvRow& r) { return r.sc && r.sc->hw.gpu.arch == a; };
     if (std::none_of(rows.begin(), rows.end(), [&](const CvRow& r) { return of(r) && !r.host_bound; })) continue;
     CvGeneration g;
+    g.arch = a;
     g.name = arch_label(a);
     g.fitted_without = cv_fit_if(rows, [&](const CvRow& r) { return !of(r); }, all);
     std::set<std::string> sources;
