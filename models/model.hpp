@@ -88,6 +88,10 @@ struct ModelSpec {
   bool parallel_attention = false;
   double rotary_fraction = 1.0;      // share of each head's dimensions that RoPE rotates (GPT-NeoX rotary_pct 0.25)
   std::int64_t sliding_window = 0;   // keys a Sliding layer attends to (0: no sliding-window layers)
+  // Llama 4's chunked attention (Llama4TextConfig attention_chunk_size): its RoPE layers attend only within chunks of
+  // this many tokens. Up to one chunk that is full causal attention, which is how those layers are modelled; a longer
+  // training sequence is refused (plans/validate.cpp) rather than priced as full attention. 0: none.
+  std::int64_t attention_chunk = 0;
   bool attention_sinks = false;      // GPT-OSS: one learned sink logit per head and layer (a parameters per layer)
   // Multi-head latent attention (attention == MLA on every layer; DeepSeek-V2/V3 config names). kv_heads = heads.
   bool mla = false;

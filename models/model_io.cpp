@@ -17,7 +17,7 @@
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2,
 //   gemma3_text, phi3, olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe,
-//   gpt_oss, the MLA + MoE families deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own
+//   gpt_oss, llama4_text (chunked attention up to one chunk: ModelSpec::attention_chunk), the MLA + MoE families deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own
 //   model_type), the hybrid Mamba-2 family nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 /
 //   attention / MLP / MoE single-block layers), and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
 //   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
@@ -464,7 +464,7 @@ const std::set<std::string> kHfHarmless = {
 
 enum class HfFamily {
   Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, Phi3, Olmo2, Olmoe, DeepseekV2,
-  DeepseekV3, GptOss, Gpt2, Falcon, GptNeox, NemotronH
+  DeepseekV3, GptOss, Llama4, Gpt2, Falcon, GptNeox, NemotronH
 };
 
 struct HfKind {
@@ -493,6 +493,7 @@ const HfKind kHfKinds[] = {
     // engines can tell it apart (Moonshot AI, github.com/MoonshotAI/Kimi-K2 docs/deploy_guidance.md); the same shapes.
     {"kimi_k2", "DeepseekV3ForCausalLM", HfFamily::DeepseekV3, 4096},
     {"gpt_oss", "GptOssForCausalLM", HfFamily::GptOss, 131072},         // GptOssConfig
+    {"llama4_text", "Llama4ForCausalLM", HfFamily::Llama4, 131072},     // Llama4TextConfig: 4096 * 32
     {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},                  // GPT2Config
     {"falcon", "FalconForCausalLM", HfFamily::Falcon, 2048},            // FalconConfig
     {"gpt_neox", "GPTNeoXForCausalLM", HfFamily::GptNeox, 2048},        // GPTNeoXConfig
@@ -831,6 +832,48 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       m.mtp_layers = narrow_int(o.opt_int("num_nextn_predict_layers", 0), ctx, "num_nextn_predict_layers");
       break;
     }
+    case HfFamily::Llama4: {
+      // Llama4TextDecoderLayer: layer i is an MoE layer when i ∈ moe_layers (default every interleave_moe_layer_step-th
+      // layer from step − 1: Scout all 48, Maverick the odd ones), else a dense MLP of intermediate_size_mlp.
+      // Llama4TextMoe: num_local_experts routed experts of intermediate_size (top num_experts_per_tok, sigmoid router
+      // without bias) and one shared expert of intermediate_size.
+      m.experts = narrow_int(o.opt_int("num_local_experts", 16), ctx, "num_local_experts");
+      m.experts_per_token = narrow_int(o.opt_int("num_experts_per_tok", 1), ctx, "num_experts_per_tok");
+      m.expert_ffn_hidden = m.ffn_hidden;  // intermediate_size
+      m.shared_experts = 1;
+      m.shared_expert_ffn_hidden = m.ffn_hidden;
+      m.ffn_hidden = o.opt_int("intermediate_size_mlp", 16384);  // the dense layers'
+      const std::int64_t step = o.opt_int("interleave_moe_layer_step", 1);
+      if (step < 1)
+        throw InputError(ctx + ": interleave_moe_layer_step must be at least 1, got " + std::to_string(step));
+      if (o.has("moe_layers") && !j.at("moe_layers").is_null()) {
+        for (int i : layer_index_list(j.at("moe_layers"), m.layers, ctx, "moe_layers")) moe[static_cast<std::size_t>(i)] = true;
+      } else {
+        for (int i = static_cast<int>(step) - 1; i < m.layers; i += static_cast<int>(step)) moe[static_cast<std::size_t>(i)] = true;
+      }
+      o.ignore("moe_layers");
+      // Chunked attention on the RoPE layers (no_rope_layers[i] = 1), global attention on the NoPE ones: both full
+      // causal up to one chunk (ModelSpec::attention_chunk). What stays unmodelled is shape-free: the NoPE layers skip
+      // the rotary op, use_qk_norm is a parameter-free L2 norm, and the temperature tuning scales queries.
+      m.attention_chunk = o.opt_int("attention_chunk_size", 8192);
+      if (m.attention_chunk < 1)
+        throw InputError(ctx + ": attention_chunk_size must be a positive integer, got " + std::to_string(m.attention_chunk));
+      for (const char* k : {"no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "attn_temperature_tuning",
+                            "floor_scale", "attn_scale", "for_llm_compressor"})
+        o.ignore(k);
+      if (o.has("layer_types")) {
+        o.ignore("layer_types");
+        const auto& v = j.at("layer_types");
+        if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
+          throw InputError(ctx + ": key 'layer_types' must list one type per layer (" + std::to_string(m.layers) +
+                           "), got " + describe_json(v));
+        for (const auto& e : v)
+          if (!e.is_string() || (e.get<std::string>() != "chunked_attention" && e.get<std::string>() != "full_attention"))
+            throw InputError(ctx + ": layer type " + describe_json(e) + " is not a Llama 4 one (chunked_attention or "
+                                   "full_attention)");
+      }
+      break;
+    }
     default: break;
   }
   if (fam == HfFamily::GptOss) {
@@ -887,7 +930,9 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   }
   if (m.sliding_window < 0)
     throw InputError(ctx + ": sliding_window must be a positive integer, got " + std::to_string(m.sliding_window));
-  const std::vector<bool> sliding = hf_sliding_layers(j, o, m, rule);
+  // Llama 4 read its own layer_types (chunked or global attention, both full causal up to one chunk).
+  const std::vector<bool> sliding = fam == HfFamily::Llama4 ? std::vector<bool>(static_cast<std::size_t>(m.layers), false)
+                                                            : hf_sliding_layers(j, o, m, rule);
   bool any_sliding = false;
   for (bool b : sliding) any_sliding = any_sliding || b;
   if (!any_sliding) m.sliding_window = 0;

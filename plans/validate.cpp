@@ -238,6 +238,10 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.seq <= 0) return "sequence length must be a positive integer, got " + S(t.seq);
   if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
   if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
+  if (m.attention_chunk > 0 && t.seq > m.attention_chunk)
+    return "--seq " + S(t.seq) + " is longer than the " + S(m.attention_chunk) + "-token attention chunks of " +
+           model_name(m) + ": chunked attention beyond one chunk is not modelled (use --seq " + S(m.attention_chunk) +
+           " or less)";
 
   // Expert parallelism (Megatron-Core MoE parallel folding, Liu et al. 2025 arXiv 2504.14960): the expert layers of a
   // pipeline stage run on the same tp·cp·dp GPUs as its attention layers, regrouped as etp × ep × edp. So ep and etp

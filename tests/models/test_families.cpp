@@ -395,6 +395,39 @@ TEST_CASE("Kimi K2 (model_type kimi_k2 on DeepSeek-V3's code), and an unknown mo
   CHECK(count_params(load("renamed-model-type.config.json")).total == 6'738'415'616);
 }
 
+TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers of intermediate_size_mlp, chunked attention") {
+  // Scout (text_config of the multimodal checkpoint): h 5120, 48 layers, 40 heads / 8 KV heads of 128, every layer
+  // MoE with 16 experts of 8192 (top-1) + one shared expert of 8192, vocab 202048 untied.
+  // Attention: Q/O 2·5120·5120 = 52,428,800 + K/V 2·5120·1024 = 10,485,760 → 62,914,560. Expert 3·5120·8192 =
+  // 125,829,120. Layer: 62,914,560 + 17·125,829,120 (2,139,095,040) + router 16·5120 = 81,920 + norms 10,240 =
+  // 2,202,101,760; ×48 = 105,700,884,480 + 2·202048·5120 = 2,068,971,520 + 5,120 = 107,769,861,120 (Meta: 109B total
+  // with the vision encoder). Active: 62,914,560 + 2·125,829,120 + 81,920 + 10,240 = 314,664,960; ×48 +
+  // 2,068,976,640 = 17,172,894,720 (Meta: 17B active).
+  const ModelSpec scout = load("llama-4-scout-17b-16e.config.json");
+  CHECK(scout.experts == 16);
+  CHECK(scout.experts_per_token == 1);
+  CHECK(scout.shared_experts == 1);
+  CHECK(scout.count_layers(LayerKind{AttentionKind::Full, FfnKind::MoE}) == 48);
+  CHECK(scout.attention_chunk == 8192);
+  const ParamCounts cs = count_params(scout);
+  CHECK(cs.total == 107'769'861'120);
+  CHECK(cs.active == 17'172'894'720);
+  // Maverick: 128 experts, interleave_moe_layer_step 2 — MoE layers 1, 3, …, 47, dense layers of
+  // intermediate_size_mlp 16384: 62,914,560 + 3·5120·16384 (251,658,240) + 10,240 = 314,583,040. MoE layer:
+  // 62,914,560 + 129·125,829,120 (16,231,956,480) + 128·5120 (655,360) + 10,240 = 16,295,536,640. Total 24·both +
+  // 2,068,976,640 = 400,711,848,960 (Meta: 400B); active 24·314,583,040 + 24·(62,914,560 + 2·125,829,120 + 655,360 +
+  // 10,240 = 315,238,400) + 2,068,976,640 = 17,184,691,200 (17B active).
+  const ModelSpec mav = load("llama-4-maverick-17b-128e.config.json");
+  CHECK(mav.layer(0).ffn == FfnKind::Dense);
+  CHECK(mav.layer(1).ffn == FfnKind::MoE);
+  CHECK(mav.ffn_hidden == 16384);
+  CHECK(mav.expert_ffn_hidden == 8192);
+  const ParamCounts cm = count_params(mav);
+  CHECK(cm.total == 400'711'848'960);
+  CHECK(cm.active == 17'184'691'200);
+  CHECK(std::fabs(static_cast<double>(cm.total) / 400e9 - 1) < 0.01);
+}
+
 TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the value") {
   std::string e;
   e = error_of(kData + "bad/moe_key_without_experts.json");

@@ -123,6 +123,16 @@ TEST_CASE("context parallelism needs seq % (2·cp) == 0; sequence parallelism ne
   CHECK(has_warning(plan_warnings(parse_plan("dp2"), test::llama2_7b(), h100, t), "no effect with tp1"));
 }
 
+TEST_CASE("chunked attention (Llama 4): up to one chunk it is full causal; a longer sequence is refused") {
+  const auto h100 = test::node_of(8);
+  ModelSpec m = test::llama2_7b();
+  m.attention_chunk = 8192;
+  CHECK(err("tp8pp2dp4", m, h100, test::train(8192, 1024)) == "<no error>");
+  const auto e = err("tp8pp2dp4", m, h100, test::train(16384, 1024));
+  CHECK(e == Contains("--seq 16384 is longer than the 8192-token attention chunks"));
+  CHECK(e == Contains("use --seq 8192 or less"));
+}
+
 TEST_CASE("fp8 only on GPUs with fp8 tensor cores") {
   TrainingConfig t = test::train(4096, 1024);
   t.precision = Precision::FP8;
