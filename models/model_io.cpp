@@ -1106,6 +1106,8 @@ ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::
     nlohmann::json text = j.at("text_config");
     if (!text.is_object())
       throw InputError(ctx + ": key 'text_config' must be an object, got " + describe_json(text));
+    if (text.contains("text_config"))  // one level of wrapping, as every multimodal config has
+      throw InputError(ctx + ": a text_config inside text_config is not a Hugging Face language-model config");
     const auto type = j.find("model_type");
     if (!text.contains("model_type") && !text.contains("architectures") && type != j.end() && type->is_string()) {
       const std::string wrapper = type->get<std::string>();

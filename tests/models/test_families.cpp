@@ -363,6 +363,8 @@ TEST_CASE("Gemma 3: five sliding layers to one global, per-head q/k norms, a mul
   // Global layers 5, 11, 17, 23, 29: 29 of 34 slide over 1,024 keys.
   CHECK(four.sliding_window == 1024);
   CHECK(four.count_layers(LayerKind{AttentionKind::Sliding, FfnKind::Dense}) == 29);
+  // A text_config wrapped again is refused (one level of wrapping; a deeper nest is no Hugging Face config).
+  CHECK(contains(error_of(kData + "bad/hf_nested_text_config.json"), "a text_config inside text_config"));
   // EmbeddingGemma (use_bidirectional_attention true) is an encoder: refused, one line.
   const std::string e = error_of(kData + "bad/hf_gemma3_bidirectional.json");
   CHECK(contains(e, "use_bidirectional_attention true"));
