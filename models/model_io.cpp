@@ -17,9 +17,10 @@
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2,
 //   gemma3_text, phi3, olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe,
-//   gpt_oss, llama4_text (chunked attention up to one chunk: ModelSpec::attention_chunk), the MLA + MoE families deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own
-//   model_type), the hybrid Mamba-2 family nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 /
-//   attention / MLP / MoE single-block layers), and gpt2, falcon and gpt_neox (plain FFN, LayerNorm; see each reader).
+//   gpt_oss, llama4_text (chunked attention up to one chunk: ModelSpec::attention_chunk), the MLA + MoE families
+//   deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own model_type), the hybrid Mamba-2 family
+//   nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 / attention / MLP / MoE single-block layers), and gpt2, falcon and
+//   gpt_neox (plain FFN, LayerNorm; see each reader).
 //   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
 //   (token ids, dtype, eps, RoPE base/scaling, soft-capping and routing-score knobs, quantisation of the stored
 //   weights, bookkeeping), which are accepted and ignored (kHfHarmless below); everything else — an MoE key in a
@@ -847,9 +848,11 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       if (step < 1)
         throw InputError(ctx + ": interleave_moe_layer_step must be at least 1, got " + std::to_string(step));
       if (o.has("moe_layers") && !j.at("moe_layers").is_null()) {
-        for (int i : layer_index_list(j.at("moe_layers"), m.layers, ctx, "moe_layers")) moe[static_cast<std::size_t>(i)] = true;
+        for (int i : layer_index_list(j.at("moe_layers"), m.layers, ctx, "moe_layers"))
+          moe[static_cast<std::size_t>(i)] = true;
       } else {
-        for (int i = static_cast<int>(step) - 1; i < m.layers; i += static_cast<int>(step)) moe[static_cast<std::size_t>(i)] = true;
+        for (int i = static_cast<int>(step) - 1; i < m.layers; i += static_cast<int>(step))
+          moe[static_cast<std::size_t>(i)] = true;
       }
       o.ignore("moe_layers");
       // Chunked attention on the RoPE layers (no_rope_layers[i] = 1), global attention on the NoPE ones: both full
@@ -857,7 +860,8 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       // the rotary op, use_qk_norm is a parameter-free L2 norm, and the temperature tuning scales queries.
       m.attention_chunk = o.opt_int("attention_chunk_size", 8192);
       if (m.attention_chunk < 1)
-        throw InputError(ctx + ": attention_chunk_size must be a positive integer, got " + std::to_string(m.attention_chunk));
+        throw InputError(ctx + ": attention_chunk_size must be a positive integer, got " +
+                         std::to_string(m.attention_chunk));
       for (const char* k : {"no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "attn_temperature_tuning",
                             "floor_scale", "attn_scale", "for_llm_compressor"})
         o.ignore(k);
@@ -867,10 +871,12 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
         if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
           throw InputError(ctx + ": key 'layer_types' must list one type per layer (" + std::to_string(m.layers) +
                            "), got " + describe_json(v));
-        for (const auto& e : v)
-          if (!e.is_string() || (e.get<std::string>() != "chunked_attention" && e.get<std::string>() != "full_attention"))
+        for (const auto& e : v) {
+          const std::string t = e.is_string() ? e.get<std::string>() : "";
+          if (t != "chunked_attention" && t != "full_attention")
             throw InputError(ctx + ": layer type " + describe_json(e) + " is not a Llama 4 one (chunked_attention or "
                                    "full_attention)");
+        }
       }
       break;
     }
@@ -931,8 +937,9 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   if (m.sliding_window < 0)
     throw InputError(ctx + ": sliding_window must be a positive integer, got " + std::to_string(m.sliding_window));
   // Llama 4 read its own layer_types (chunked or global attention, both full causal up to one chunk).
-  const std::vector<bool> sliding = fam == HfFamily::Llama4 ? std::vector<bool>(static_cast<std::size_t>(m.layers), false)
-                                                            : hf_sliding_layers(j, o, m, rule);
+  const std::vector<bool> sliding = fam == HfFamily::Llama4
+                                        ? std::vector<bool>(static_cast<std::size_t>(m.layers), false)
+                                        : hf_sliding_layers(j, o, m, rule);
   bool any_sliding = false;
   for (bool b : sliding) any_sliding = any_sliding || b;
   if (!any_sliding) m.sliding_window = 0;

@@ -397,7 +397,7 @@ TEST_CASE("Kimi K2 (model_type kimi_k2 on DeepSeek-V3's code), and an unknown mo
   CHECK(count_params(load("renamed-model-type.config.json")).total == 6'738'415'616);
 }
 
-TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers of intermediate_size_mlp, chunked attention") {
+TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers between MoE ones, chunked attention") {
   // Scout (text_config of the multimodal checkpoint): h 5120, 48 layers, 40 heads / 8 KV heads of 128, every layer
   // MoE with 16 experts of 8192 (top-1) + one shared expert of 8192, vocab 202048 untied.
   // Attention: Q/O 2·5120·5120 = 52,428,800 + K/V 2·5120·1024 = 10,485,760 → 62,914,560. Expert 3·5120·8192 =
@@ -428,6 +428,8 @@ TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers of in
   CHECK(cm.total == 400'711'848'960);
   CHECK(cm.active == 17'184'691'200);
   CHECK(std::fabs(static_cast<double>(cm.total) / 400e9 - 1) < 0.01);
+  // layer_types of current transformers: chunked_attention or full_attention only.
+  CHECK(contains(error_of(kData + "bad/hf_llama4_layer_type.json"), "layer type \"sliding_attention\" is not a Llama 4 one"));
 }
 
 TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the value") {

@@ -412,8 +412,8 @@ TEST_CASE("accuracy regime: host-bound by the probe, then MoE, then the program;
   CHECK(accuracy_regime(moe, true) == AccuracyRegime::HostBound);  // host-bound first
   // Each regime has its measured figure (the cross-validation and the held-out MoE file keep them true:
   // test_cross_validation, test_validation); the host-bound one is the largest.
-  for (AccuracyRegime r : {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron, AccuracyRegime::PyTorch,
-                           AccuracyRegime::NewGeneration}) {
+  for (AccuracyRegime r : {AccuracyRegime::HostBound, AccuracyRegime::Moe, AccuracyRegime::Megatron,
+                           AccuracyRegime::PyTorch, AccuracyRegime::NewGeneration}) {
     const ExpectedError e = expected_error(r);
     CAPTURE(e.regime);
     CHECK(e.regime == regime_key(r));

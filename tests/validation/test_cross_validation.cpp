@@ -150,7 +150,7 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   // measured here.
   double newgen = 0;
   for (const CvGeneration& g : gens) newgen += g.out_of_sample / static_cast<double>(gens.size());
-  std::printf("accuracy regime new_generation: mean of %zu generations left out %.1f%% (hardware/accuracy.json: %.1f%%)\n",
+  std::printf("accuracy regime new_generation: mean of %zu generations left out %.1f%% (accuracy.json: %.1f%%)\n",
               gens.size(), 100 * newgen, expected_error(AccuracyRegime::NewGeneration).typical_pct);
   CHECK(std::fabs(100 * newgen - expected_error(AccuracyRegime::NewGeneration).typical_pct) <= 0.5);
   for (GpuArch a : {GpuArch::Ampere, GpuArch::Hopper, GpuArch::Blackwell, GpuArch::CDNA3, GpuArch::CDNA4}) {
