@@ -18,7 +18,8 @@
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2,
 //   gemma3_text, phi3, olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe,
 //   gpt_oss, llama4_text (chunked attention up to one chunk: ModelSpec::attention_chunk), the MLA + MoE families
-//   deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own model_type), the hybrid Mamba-2 family
+//   deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own model_type), the GQA + MoE family
+//   glm4_moe (GLM-4.5: DeepSeek-V3's expert layout with grouped-query attention), the hybrid Mamba-2 family
 //   nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 / attention / MLP / MoE single-block layers), and gpt2, falcon and
 //   gpt_neox (plain FFN, LayerNorm; see each reader).
 //   Keys fall in three groups: shape keys, which the family's reader reads; keys that do not change shapes or FLOPs
@@ -465,7 +466,7 @@ const std::set<std::string> kHfHarmless = {
 
 enum class HfFamily {
   Llama, Mistral, Mixtral, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Gemma, Gemma2, Gemma3, Phi3, Olmo2, Olmoe, DeepseekV2,
-  DeepseekV3, GptOss, Llama4, Gpt2, Falcon, GptNeox, NemotronH
+  DeepseekV3, Glm4Moe, GptOss, Llama4, Gpt2, Falcon, GptNeox, NemotronH
 };
 
 struct HfKind {
@@ -493,6 +494,7 @@ const HfKind kHfKinds[] = {
     // Kimi K2: "Kimi-K2 reuses the DeepSeekV3CausalLM architecture … we set model_type kimi_k2 in config.json" so that
     // engines can tell it apart (Moonshot AI, github.com/MoonshotAI/Kimi-K2 docs/deploy_guidance.md); the same shapes.
     {"kimi_k2", "DeepseekV3ForCausalLM", HfFamily::DeepseekV3, 4096},
+    {"glm4_moe", "Glm4MoeForCausalLM", HfFamily::Glm4Moe, 131072},     // Glm4MoeConfig
     {"gpt_oss", "GptOssForCausalLM", HfFamily::GptOss, 131072},         // GptOssConfig
     {"llama4_text", "Llama4ForCausalLM", HfFamily::Llama4, 131072},     // Llama4TextConfig: 4096 * 32
     {"gpt2", "GPT2LMHeadModel", HfFamily::Gpt2, 1024},                  // GPT2Config
@@ -723,7 +725,8 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   // Qwen2Attention / Qwen2MoeAttention: q/k/v bias=True, o bias=False (Qwen2-MoE: `qkv_bias` where the config has it).
   const bool qwen2_qkv = fam == HfFamily::Qwen2 || (fam == HfFamily::Qwen2Moe && o.opt_bool("qkv_bias", true));
   m.qkv_bias = attention_bias || qwen2_qkv;
-  m.out_bias = attention_bias;
+  // Glm4MoeAttention: attention_bias on q/k/v only, o_proj without.
+  m.out_bias = attention_bias && fam != HfFamily::Glm4Moe;
   m.ffn_bias = o.opt_bool("mlp_bias", false);
   m.dropout = o.opt_num("attention_dropout", 0.0) > 0;
   m.norm = NormKind::RMSNorm;
@@ -736,6 +739,8 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   // Gemma 3: Gemma3Attention's q_norm / k_norm are RMSNorm(head_dim) too.
   if (fam == HfFamily::Qwen3 || fam == HfFamily::Qwen3Moe || gemma3) m.qk_norm = QkNorm::PerHead;
   if (fam == HfFamily::Olmo2 || fam == HfFamily::Olmoe) m.qk_norm = QkNorm::Full;
+  // GLM-4.5: q_norm / k_norm RMSNorm(head_dim) when use_qk_norm (Glm4MoeAttention).
+  if (fam == HfFamily::Glm4Moe && o.opt_bool("use_qk_norm", false)) m.qk_norm = QkNorm::PerHead;
   if (fam == HfFamily::Phi3) {
     // Phi3ForCausalLM: fused qkv_proj ((a + 2g)·d) and gate_up_proj (2f) — the same shapes as the separate
     // projections; embd_pdrop / resid_pdrop / attention_dropout are its dropouts.
@@ -808,9 +813,11 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       break;
     }
     case HfFamily::DeepseekV2:
-    case HfFamily::DeepseekV3: {
+    case HfFamily::DeepseekV3:
+    case HfFamily::Glm4Moe: {
       // DeepseekV3DecoderLayer: MoE when n_routed_experts is set, i ≥ first_k_dense_replace and
-      // i % moe_layer_freq == 0; the others are dense MLPs of intermediate_size. n_shared_experts shared experts of
+      // i % moe_layer_freq == 0 (Glm4MoeDecoderLayer: i ≥ first_k_dense_replace, its config has no moe_layer_freq);
+      // the others are dense MLPs of intermediate_size. n_shared_experts shared experts of
       // moe_intermediate_size (one MLP of n·moe_intermediate_size in the code: the same shapes summed).
       m.experts = narrow_int(o.opt_int("n_routed_experts", 0), ctx, "n_routed_experts");
       if (m.experts > 0) {
@@ -824,7 +831,7 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       for (const char* k : {"num_experts_per_tok", "moe_intermediate_size", "n_shared_experts", "n_group", "topk_group"})
         o.ignore(k);
       const std::int64_t first_dense = o.opt_int("first_k_dense_replace", 0);
-      const std::int64_t freq = o.opt_int("moe_layer_freq", 1);
+      const std::int64_t freq = fam == HfFamily::Glm4Moe ? 1 : o.opt_int("moe_layer_freq", 1);
       if (first_dense < 0 || freq < 1)
         throw InputError(ctx + ": first_k_dense_replace " + std::to_string(first_dense) + " / moe_layer_freq " +
                          std::to_string(freq) + " are not valid (≥ 0 and ≥ 1)");

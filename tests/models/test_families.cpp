@@ -397,6 +397,31 @@ TEST_CASE("Kimi K2 (model_type kimi_k2 on DeepSeek-V3's code), and an unknown mo
   CHECK(count_params(load("renamed-model-type.config.json")).total == 6'738'415'616);
 }
 
+TEST_CASE("GLM-4.5-Air (glm4_moe): GQA with q/k/v biases and half-rotary heads, 1 dense + 45 MoE layers, 128 + 1 experts") {
+  // h 4096, 96 query heads / 8 KV heads of 128, attention_bias on q/k/v (Glm4MoeAttention: o_proj has none).
+  // Attention: Q 4096·12288 = 50,331,648 + bias 12,288; K and V 4096·1024 = 4,194,304 + 1,024 each; O 12288·4096 =
+  // 50,331,648 → 109,066,240. Dense layer 0: + 3·4096·10944 = 134,479,872 + norms 8,192 = 243,554,304. MoE layer:
+  // 129 experts · 3·4096·1408 (17,301,504) = 2,231,894,016 + router 128·4096 = 524,288 + norms 8,192 =
+  // 2,341,492,736. Total: 243,554,304 + 45·2,341,492,736 + 2·151552·4096 (1,241,513,984) + 4,096 = 106,852,245,504
+  // (Z.ai: GLM-4.5-Air 106B total). Active: MoE layer 109,066,240 + 9·17,301,504 + 524,288 + 8,192 = 265,312,256;
+  // ×45 + 243,554,304 + 1,241,513,984 + 4,096 = 13,424,123,904 — 12.18 B without the embedding and output head,
+  // Z.ai's "12B active".
+  const ModelSpec g = load("glm-4.5-air.config.json");
+  CHECK(g.experts == 128);
+  CHECK(g.shared_experts == 1);
+  CHECK(g.qkv_bias);
+  CHECK_FALSE(g.out_bias);
+  CHECK(g.rotary_fraction == 0.5);
+  CHECK(g.mtp_layers == 1);
+  CHECK(g.layer(0) == LayerKind{AttentionKind::Full, FfnKind::Dense});
+  CHECK(g.count_layers(LayerKind{AttentionKind::Full, FfnKind::MoE}) == 45);
+  const ParamCounts c = count_params(g);
+  CHECK(c.total == 106'852'245'504);
+  CHECK(c.active == 13'424'123'904);
+  CHECK(std::fabs(static_cast<double>(c.total) / 106e9 - 1) < 0.01);  // ("106B": 106.85 B truncated)
+  CHECK(rounds_to(c.active - c.embedding - c.lm_head, 12e9, 1e9));
+}
+
 TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers between MoE ones, chunked attention") {
   // Scout (text_config of the multimodal checkpoint): h 5120, 48 layers, 40 heads / 8 KV heads of 128, every layer
   // MoE with 16 experts of 8192 (top-1) + one shared expert of 8192, vocab 202048 untied.
