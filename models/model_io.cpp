@@ -865,8 +865,11 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       // Chunked attention on the RoPE layers (no_rope_layers[i] = 1), global attention on the NoPE ones: both full
       // causal up to one chunk (ModelSpec::attention_chunk). What stays unmodelled is shape-free: the NoPE layers skip
       // the rotary op, use_qk_norm is a parameter-free L2 norm, and the temperature tuning scales queries.
-      m.attention_chunk = o.opt_int("attention_chunk_size", 8192);
-      if (m.attention_chunk < 1)
+      // (null: no chunking, every layer global — Llama4TextModel builds the chunked mask only with a chunk size)
+      const bool chunk_null = j.contains("attention_chunk_size") && j.at("attention_chunk_size").is_null();
+      m.attention_chunk = chunk_null ? 0 : o.opt_int("attention_chunk_size", 8192);
+      o.ignore("attention_chunk_size");
+      if (!chunk_null && m.attention_chunk < 1)
         throw InputError(ctx + ": attention_chunk_size must be a positive integer, got " +
                          std::to_string(m.attention_chunk));
       for (const char* k : {"no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "attn_temperature_tuning",

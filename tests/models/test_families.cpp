@@ -453,6 +453,8 @@ TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers betwe
   CHECK(cm.total == 400'711'848'960);
   CHECK(cm.active == 17'184'691'200);
   CHECK(std::fabs(static_cast<double>(cm.total) / 400e9 - 1) < 0.01);
+  // attention_chunk_size null: no chunking, nothing to refuse.
+  CHECK(load("llama4-text-no-chunk.config.json").attention_chunk == 0);
   // layer_types of current transformers: chunked_attention or full_attention only.
   CHECK(contains(error_of(kData + "bad/hf_llama4_layer_type.json"), "layer type \"sliding_attention\" is not a Llama 4 one"));
 }
