@@ -113,6 +113,9 @@ struct NodeSpec {
   // docs/host-model.md §6.2): single-thread speed from the datasheet clocks and the core generation (preset sources).
   std::string host_cpu = "reference x86 server (Xeon Platinum 8480C class)";
   double host_time_factor = 1.0;
+  // The CPU–GPU link of one GPU, GB/s (1e9 B/s) in EACH direction: what activation offloading to host memory moves
+  // over (PCIe Gen4/Gen5 x16, NVLink-C2C on Grace superchips). 0: not stated (offloading is refused).
+  double host_link_gbytes_per_s = 0;
   std::vector<LinkTier> tiers;     // one scale-up tier first, then at most one scale-out tier (more kinds later:
                                    // NVL72-class NVLink domains, rail-optimised or multi-level fabrics)
   const LinkTier& scale_up() const;

@@ -31,6 +31,8 @@
 //   "node": { "gpus_per_node": int, "cpu_vendor": "intel" | "amd" | "arm",
 //             "host_cpu": "...", "host_time_factor": host time of one op relative to the reference host (> 0; both
 //             optional, default the reference x86 host, 1.0),
+//             "host_link_gbytes_per_s": optional, one GPU's CPU–GPU link per direction in GB/s (> 0; absent: not
+//             stated, activation offloading refused),
 //             "tiers": [ one object per network tier, matched to the base's tiers by "kind":
 //               { "kind": "scale_up", "name": "nvlink4", "topology": "switch" | "full_mesh",
 //                 "gbytes_per_s_unidir": per GPU per direction in GB/s (full_mesh: summed over its links),
@@ -447,6 +449,15 @@ void read_node(const Reader& r, const json& j) {
     r.hw.node.host_time_factor = v;
     r.set_paths.insert("node.host_time_factor");
   }
+  o.ignore("host_link_gbytes_per_s");
+  if (o.has("host_link_gbytes_per_s")) {
+    const double v = o.req_num("host_link_gbytes_per_s");
+    if (!rule_ok(Rule::Positive, v))
+      throw InputError(r.ctx + ": node.host_link_gbytes_per_s must be " + rule_text(Rule::Positive) + ", got " +
+                       fmt_num(v, 6));
+    r.hw.node.host_link_gbytes_per_s = v;
+    r.set_paths.insert("node.host_link_gbytes_per_s");
+  }
   o.ignore("tiers");
   if (o.has("tiers")) {
     const json& arr = j.at("tiers");
@@ -652,6 +663,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
   if (hw.sources.count("node.host_cpu") || hw.node.host_cpu != ref_node.host_cpu) n["host_cpu"] = hw.node.host_cpu;
   if (hw.sources.count("node.host_time_factor") || hw.node.host_time_factor != ref_node.host_time_factor)
     n["host_time_factor"] = hw.node.host_time_factor;
+  if (hw.node.host_link_gbytes_per_s > 0) n["host_link_gbytes_per_s"] = hw.node.host_link_gbytes_per_s;
   n["tiers"] = nlohmann::ordered_json::array();
   for (LinkTier& t : hw.node.tiers) {
     nlohmann::ordered_json o;

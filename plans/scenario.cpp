@@ -508,6 +508,17 @@ OptionTable<In> build_table() {
       [](In& x) { x.train.moe_fused_grouped_mlp = true; },
       [](const In& x) { return x.train.moe_fused_grouped_mlp; }, P | S));
   t.push_back(integer<In>(
+      "cpu_offloading_num_layers", "--cpu-offloading-num-layers",
+      "activations of the first N transformer layers offloaded to host memory in the forward and reloaded for the "
+      "backward (Megatron-Core --cpu-offloading; Transformer Engine keeps at most layers − N layers' activations on "
+      "the GPU; pp 1, no recompute)",
+      "layers", "0 (none)", 1 << 20, [](In& x, std::int64_t v) { x.train.cpu_offload_layers = static_cast<int>(v); },
+      [](const In& x) -> std::optional<std::int64_t> {
+        if (x.train.cpu_offload_layers <= 0) return std::nullopt;
+        return x.train.cpu_offload_layers;
+      },
+      P | S));
+  t.push_back(integer<In>(
       "decoder_first_pipeline_num_layers", "--decoder-first-pipeline-num-layers",
       "layers on the first pipeline stage (Megatron-Core; the other stages split the rest evenly)", "layers", "even",
       1 << 20, [](In& x, std::int64_t v) { x.train.split.first_stage_layers = static_cast<int>(v); },

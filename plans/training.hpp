@@ -168,6 +168,11 @@ struct TrainingConfig {
                                       // compute streams, the activation and fp8 quantisations as separate kernels)
   bool attention_auto = false;        // true: decided by the stack (unfused for MegatronLegacy)
   PipelineSplit split;                // lighter first/last pipeline stages (Megatron-Core options)
+  // Megatron-Core --cpu-offloading with --cpu-offloading-num-layers (Transformer Engine's get_cpu_offload_context,
+  // default scheduling): the activations of the first N transformer layers go to host memory during the forward and
+  // come back for the backward, with at most layers − N layers' activations on the GPU (sim/step/costs/offload.cpp,
+  // analysis/memory.cpp). 0: none.
+  int cpu_offload_layers = 0;
   // The host (docs/host-model.md): how the framework issues the step.
   bool cuda_graphs = false;           // layer passes captured as CUDA graphs (Megatron --enable-cuda-graph / TE
                                       // make_graphed_callables, torch.compile mode="reduce-overhead"): one launch each

@@ -22,6 +22,35 @@ std::string join_ints(const std::vector<int>& v) {
 
 std::string model_name(const ModelSpec& m) { return m.name.empty() ? std::string("the model") : m.name; }
 
+// --cpu-offloading-num-layers: Megatron-Core's checks (transformer_config.py __post_init__ @d98e8a64dd: fewer
+// offloaded layers than the model has, no pipeline parallelism, no activation recomputation; TransformerBlock asserts
+// Transformer Engine, whose get_cpu_offload_context does the offloading), the non-pipelined schedule those imply, and a
+// stated CPU–GPU link to price the transfers.
+std::optional<std::string> cpu_offload_error(const Plan& p, const ModelSpec& m, const Hardware& hw,
+                                             const TrainingConfig& t) {
+  const int n = t.cpu_offload_layers;
+  if (n <= 0) return std::nullopt;
+  const std::string opt = "--cpu-offloading-num-layers " + S(n);
+  if (n >= m.layers)
+    return opt + " is not fewer than the " + S(m.layers) + " layers of " + model_name(m) +
+           " (Megatron-Core offloads at most layers − 1; 1.." + S(m.layers - 1) + ")";
+  if (t.stack != Stack::Megatron || t.local_layers)
+    return opt + " needs the Megatron-Core stack with Transformer Engine modules (TE's CPU-offload context), got --stack " +
+           to_string(t.stack) + (t.local_layers ? " with --transformer-impl local" : "");
+  if (p.pp > 1)
+    return opt + " with pp" + S(p.pp) + ": Megatron-Core supports CPU offloading without pipeline parallelism only (pp1)";
+  if (t.recompute != Recompute::None)
+    return opt + " with --recompute " + to_string(t.recompute) +
+           ": Megatron-Core refuses CPU offloading with activation recomputation (--recompute none)";
+  if (t.schedule != Schedule::OneFOneB)
+    return opt + " with --schedule " + to_string(t.schedule) +
+           ": offloading runs in Megatron-Core's non-pipelined schedule (--schedule 1f1b)";
+  if (!(hw.node.host_link_gbytes_per_s > 0))
+    return opt + ": the hardware states no CPU–GPU link bandwidth (set node.host_link_gbytes_per_s, GB/s per "
+                 "direction, in the hardware file)";
+  return std::nullopt;
+}
+
 // tp degrees the attention heads allow: tp | heads, and kv_heads either split (tp | kv) or replicated (kv | tp).
 bool tp_fits_heads(int tp, const ModelSpec& m) {
   if (m.heads % tp != 0) return false;
@@ -238,6 +267,7 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.seq <= 0) return "sequence length must be a positive integer, got " + S(t.seq);
   if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
   if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
+  if (auto e = cpu_offload_error(p, m, hw, t)) return e;
   if (m.attention_chunk > 0 && t.seq > m.attention_chunk)
     return "--seq " + S(t.seq) + " is longer than the " + S(m.attention_chunk) + "-token attention chunks of " +
            model_name(m) + ": chunked attention beyond one chunk is not modelled (use --seq " + S(m.attention_chunk) +

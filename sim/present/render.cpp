@@ -187,6 +187,11 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
   }
   j["events"] = r.events;
   if (r.expected_error) j["expected_error"] = expected_error_json(*r.expected_error);
+  if (r.cpu_offload)
+    j["cpu_offload"] = {{"layers", r.cpu_offload->layers},
+                        {"gib_per_microbatch", r.cpu_offload->gib_per_microbatch},
+                        {"link_gbytes_per_s", r.cpu_offload->link_gbytes_per_s},
+                        {"exposed_s", r.cpu_offload->exposed_s}};
   j["warnings"] = r.warnings;
   if (train) {
     json tj = {{"tokens", train->tokens}, {"goodput", train->goodput}, {"days", train->days},
@@ -251,7 +256,13 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   o << "  pipeline bubble    " << pct(r.bubble_fraction) << "\n";
   o << "  exposed comm       " << ms(r.exposed_comm_s) << "  (";
   for (Axis a : kAxes) o << (a == kAxes.front() ? "" : ", ") << axis_name(a) << " " << ms(r.exposed_by_kind_s[a]);
-  o << ")  on stage " << r.critical_stage << "\n\n";
+  o << ")  on stage " << r.critical_stage << "\n";
+  if (r.cpu_offload)
+    o << "  cpu offloading     " << r.cpu_offload->layers << " layers' activations, "
+      << fmt_fixed(r.cpu_offload->gib_per_microbatch, 2) << " GiB per micro-batch to host memory and back over "
+      << fmt_num(r.cpu_offload->link_gbytes_per_s, 4) << " GB/s each way; " << ms(r.cpu_offload->exposed_s)
+      << " of waiting for the copies\n";
+  o << "\n";
   if (!r.layer_kinds.empty()) {
     // One layer's forward and backward (recompute included) for one micro-batch on one rank, by kind.
     o << "  one layer, one micro-batch, one GPU (ms): where its passes spend their time\n";

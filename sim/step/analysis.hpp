@@ -31,6 +31,9 @@ struct WeightGradRetained {
 WeightGradRetained weight_grad_retained_bytes(const Scenario& sc, LayerKind kind);
 WeightGradRetained weight_grad_retained_bytes(const Scenario& sc);  // representative layer kind
 StaticMemory static_memory(const Scenario& sc, const StepCosts& costs, int stage);
+// Bytes one layer of `kind` keeps for its backward per micro-batch on one rank (models/activations.cpp with the
+// scenario's options) — what activation offloading moves to the host (costs/offload.cpp).
+double layer_activation_bytes(const Scenario& sc, LayerKind kind);
 // CUDA context + NCCL buffers: held outside the allocator whatever the run allocates (memory.cpp).
 double runtime_reserve_bytes(const Scenario& sc);
 // Everything a process holds beyond its live tensors in steady state: runtime_reserve_bytes + the allocator's cache.

@@ -38,7 +38,12 @@ struct PassCost {
   // ep_exposed_s; its SM share is in compute_s): a pass the schedule runs alone — MCore's combined 1F1B runs the first
   // forward and the last backward of a stage without a partner — exposes it (lower/pipeline.cpp).
   double ep_overlap_s = 0;
-  double duration_s() const { return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s; }
+  // GPU time the pass waits for activation offloading (--cpu-offloading-num-layers, costs/offload.cpp): a forward
+  // layer for a free activation slot (an earlier layer's copy to the host), a backward layer for its reload.
+  double offload_wait_s = 0;
+  double duration_s() const {
+    return compute_s + tp_exposed_s + cp_exposed_s + ep_exposed_s + host_wait_s + offload_wait_s;
+  }
   double exposed_comm_s() const { return tp_exposed_s + cp_exposed_s + ep_exposed_s; }  // TP + CP + EP not hidden
   PassCost& operator+=(const PassCost& o);
   PassCost operator-(const PassCost& o) const;
@@ -200,6 +205,13 @@ struct StepCosts {
   int expert_shard_degree = 1;
   double optimizer_bytes_per_param = 0;  // HBM bytes the optimizer step moves per owned parameter
   HostModel host;                        // the rank's host (costs/host.cpp)
+  // --cpu-offloading-num-layers (costs/offload.cpp): one micro-batch's offloaded bytes (each way) and the waits its
+  // forward and backward take for the copies, which the lowering adds to the pass (values.cpp compose).
+  struct Offload {
+    int layers = 0;
+    double bytes = 0;
+    double fwd_wait_s = 0, bwd_wait_s = 0;
+  } offload;
   std::vector<double> stage_host_optimizer_s, stage_host_optimizer_kernels;  // per stage (its own parameters)
 
   bool uniform() const { return kinds.size() <= 1; }
@@ -251,6 +263,8 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw = n
 // The layer kinds' forward and combined backward as predict reports them (StepReport::layer_kinds): their PassParts,
 // exposed in-pass communication, host wait and issue, with the count of each kind in the model.
 std::vector<LayerKindReport> layer_kind_reports(const Scenario& sc, const StepCosts& k);
+// Activation offloading for one micro-batch (costs/offload.cpp): `layer_bytes[i]` what layer i keeps for its backward.
+StepCosts::Offload offload_schedule(const Scenario& sc, const StepCosts& k, const std::vector<double>& layer_bytes);
 
 struct CostContext {
   const Scenario& sc;

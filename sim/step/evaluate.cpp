@@ -101,6 +101,20 @@ StepReport Evaluator::run_with_kept_costs(const Scenario& sc, const EvalOptions&
   return run_impl(sc, opt, true);
 }
 
+namespace {
+// --cpu-offloading-num-layers: what moves and what the step waits for it — every micro-batch's forward and backward
+// waits (costs/offload.cpp), so linear in the micro-batches whether the step was extended or not.
+void add_offload_report(const Scenario& sc, const StepCosts& k, StepReport& r) {
+  if (sc.train.cpu_offload_layers <= 0) return;
+  CpuOffloadReport o;
+  o.layers = k.offload.layers;
+  o.gib_per_microbatch = k.offload.bytes / (1024.0 * 1024.0 * 1024.0);
+  o.link_gbytes_per_s = sc.hw.node.host_link_gbytes_per_s;
+  o.exposed_s = static_cast<double>(sc.train.micro_batches(sc.plan)) * (k.offload.fwd_wait_s + k.offload.bwd_wait_s);
+  r.cpu_offload = o;
+}
+}  // namespace
+
 StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool kept_costs) {
   if (!is_resolved(sc.train)) {
     Scenario r = sc;
@@ -122,10 +136,12 @@ StepReport Evaluator::run_impl(const Scenario& sc, const EvalOptions& opt, bool 
     const StepReport b = simulate(shortened, opt, true);
     StepReport r = extend_steady_state(sc, a, b, m1, m2, M);
     r.warnings = report_warnings(sc, r);
+    add_offload_report(sc, st_->costs, r);
     return r;
   }
   StepReport rep = simulate(sc, opt, kept_costs);
   rep.warnings = report_warnings(sc, rep);
+  add_offload_report(sc, st_->costs, rep);
   return rep;
 }
 

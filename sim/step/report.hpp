@@ -86,6 +86,15 @@ struct ExpectedError {
   std::string basis;         // what was measured
 };
 
+// --cpu-offloading-num-layers: what the offloading moves and what it costs the step (sim/step/costs/offload.cpp).
+struct CpuOffloadReport {
+  int layers = 0;                    // transformer layers whose activations go to host memory
+  double gib_per_microbatch = 0;     // their activations, GiB: copied to the host and back once per micro-batch, and
+                                     // the host memory one GPU's offloaded activations take (one micro-batch at a time)
+  double link_gbytes_per_s = 0;      // the CPU–GPU link, GB/s per direction (node.host_link_gbytes_per_s)
+  double exposed_s = 0;              // GPU time the step waits for the copies (all micro-batches)
+};
+
 struct StepReport {
   double step_time_s = 0;
   // Model / hardware FLOPs utilisation with the causal attention core counted as causal (half of s², Megatron-Core
@@ -111,6 +120,7 @@ struct StepReport {
   // Per layer kind, the pass costs the schedule places (predict fills it; sweeps leave it empty).
   std::vector<LayerKindReport> layer_kinds;
   std::optional<ExpectedError> expected_error;  // predict and compare fill it; sweeps leave it empty
+  std::optional<CpuOffloadReport> cpu_offload;  // with --cpu-offloading-num-layers
 };
 
 // ---- the run ----

@@ -133,6 +133,28 @@ TEST_CASE("chunked attention (Llama 4): up to one chunk it is full causal; a lon
   CHECK(e == Contains("use --seq 8192 or less"));
 }
 
+TEST_CASE("CPU offloading: Megatron-Core's conditions and a stated CPU-GPU link") {
+  Hardware h100 = test::node_of(8);
+  h100.node.host_link_gbytes_per_s = 64;  // PCIe Gen5 x16, each way (the h100 preset's)
+  TrainingConfig t = test::train(4096, 1024);
+  t.stack = Stack::Megatron;
+  t.cpu_offload_layers = 8;
+  CHECK(err("tp8dp8", test::llama2_7b(), h100, t) == "<no error>");
+  CHECK(err("tp8pp2dp4", test::llama2_7b(), h100, t) == Contains("without pipeline parallelism only (pp1)"));
+  t.cpu_offload_layers = 32;  // llama2-7b has 32 layers: at most 31
+  CHECK(err("tp8dp8", test::llama2_7b(), h100, t) == Contains("not fewer than the 32 layers"));
+  t.cpu_offload_layers = 8;
+  TrainingConfig rc = t;
+  rc.recompute = Recompute::Full;
+  CHECK(err("tp8dp8", test::llama2_7b(), h100, rc) == Contains("with activation recomputation (--recompute none)"));
+  TrainingConfig py = t;
+  py.stack = Stack::PyTorch;
+  CHECK(err("tp8dp8", test::llama2_7b(), h100, py) == Contains("needs the Megatron-Core stack"));
+  Hardware no_link = h100;
+  no_link.node.host_link_gbytes_per_s = 0;
+  CHECK(err("tp8dp8", test::llama2_7b(), no_link, t) == Contains("states no CPU–GPU link bandwidth"));
+}
+
 TEST_CASE("fp8 only on GPUs with fp8 tensor cores") {
   TrainingConfig t = test::train(4096, 1024);
   t.precision = Precision::FP8;

@@ -748,3 +748,40 @@ TEST_CASE("Megatron's softmax fallback: its traffic in the attention core, its o
   CHECK(kl.layer.fwd.host_s - kf.layer.fwd.host_s == doctest::Approx(32e-6 * kl.host.factor).epsilon(1e-9));
   CHECK(kl.layer.bwd.host_s - kf.layer.bwd.host_s == doctest::Approx(64e-6 * kl.host.factor).epsilon(1e-9));
 }
+
+TEST_CASE("activation offloading: Transformer Engine's slot limit, played for one micro-batch (costs/offload.cpp)") {
+  // 4 layers, the first N = 2 offloaded, so S = 4 − 2 = 2 layers' activations may be on the GPU. A hand-made cost table:
+  // every layer's forward 1 s and backward 2 s, no embedding or head work; each offloaded layer moves 3 GB over a
+  // 1 GB/s link (3 s each way).
+  Scenario sc;
+  sc.model.layers = 4;
+  sc.train.cpu_offload_layers = 2;
+  sc.hw.node.host_link_gbytes_per_s = 1.0;
+  StepCosts k;
+  LayerKindCosts kc;
+  kc.pass.fwd.compute_s = 1.0;
+  kc.pass.bwd.compute_s = 2.0;
+  k.kinds = {kc};
+  k.layer = kc.pass;
+  const std::vector<double> bytes(4, 3e9);
+  // Forward: layer 0 on [0, 1], its copy on [1, 4]; layer 1 on [1, 2], its copy on [4, 7] (one copy stream). Layer 2
+  // needs copy 0 done (at most 2 sets on the GPU): it waits 4 − 2 = 2 s, runs [4, 5]; layer 3 waits for copy 1,
+  // 7 − 5 = 2 s, runs [7, 8]. Forward wait: 4 s.
+  // Backward: layer 3 on [0, 2], layer 2 on [2, 4]. Each frees a slot: the reload of layer 1 starts at 2 (after the
+  // first backward) and ends at 5, that of layer 0 starts at max(5, 4) and ends at 8. Layer 1 waits 5 − 4 = 1 s, runs
+  // [5, 7]; layer 0 waits 8 − 7 = 1 s. Backward wait: 2 s. Bytes each way: 2 · 3 GB.
+  const StepCosts::Offload slow = offload_schedule(sc, k, bytes);
+  CHECK(slow.layers == 2);
+  CHECK(slow.bytes == doctest::Approx(6e9));
+  CHECK(slow.fwd_wait_s == doctest::Approx(4.0));
+  CHECK(slow.bwd_wait_s == doctest::Approx(2.0));
+  // A link 6× faster (0.5 s per copy): copy 0 ends at 1.5 ≤ 2 (layer 2's start), copy 1 at 2.5 ≤ 3; reloads end at
+  // 2.5 ≤ 4 and at 4.5 ≤ 6: the copies hide behind the layers, no wait.
+  sc.hw.node.host_link_gbytes_per_s = 6.0;
+  const StepCosts::Offload fast = offload_schedule(sc, k, bytes);
+  CHECK(fast.fwd_wait_s == doctest::Approx(0.0));
+  CHECK(fast.bwd_wait_s == doctest::Approx(0.0));
+  // No offloading, or every layer (Megatron-Core refuses N ≥ L): nothing.
+  sc.train.cpu_offload_layers = 4;
+  CHECK(offload_schedule(sc, k, bytes).layers == 0);
+}

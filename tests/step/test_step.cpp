@@ -2,6 +2,7 @@
 // comment before its assertion.
 #include "helpers.hpp"
 #include "sim/present/render.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <doctest/doctest.h>
 
@@ -276,4 +277,39 @@ TEST_CASE("overlapping the gradient reduction with the last backward hides most 
   // The communication itself is the same work either way, up to bucket rounding: overlapped, each layer group's
   // gradients go out in ⌊bytes / 25 MB⌋ buckets of their own; serial, the stage's gradients are cut once.
   CHECK(serial.stages[0].comm_by_kind_s[dp] == doctest::Approx(overlap.stages[0].comm_by_kind_s[dp]).epsilon(0.02));
+}
+
+TEST_CASE("activation offloading: the offloaded layers' activations leave the GPU, the waits lengthen the step") {
+  // 8 uniform layers (h 4096, seq 4096, mbs 1) on 8 GB200 (NVLink-C2C, 450 GB/s each way), Megatron-Core, dp8; the first
+  // 3 layers offloaded. Memory: at most 8 − 3 = 5 layers' activation sets stay on the GPU (Transformer Engine's limit),
+  // so the allocated peak — at the end of the forward, one micro-batch in flight at pp 1 — is lower by exactly 3 layers'
+  // stored activations (layer_activation_bytes, what memory.cpp counts per layer).
+  ScenarioInput in;
+  in.model = "llama2-7b";
+  in.plan = "dp8";
+  in.gpu = "gb200";
+  in.train.gbs = 16;
+  in.train.mbs = 1;
+  in.train.seq = 4096;
+  in.train.stack = Stack::Megatron;
+  Scenario base = resolve_scenario(in);
+  base.model = uniform_model(8);
+  Scenario off = base;
+  off.train.cpu_offload_layers = 3;
+  const StepReport r0 = evaluate(base), r3 = evaluate(off);
+  const double layer_gib = layer_activation_bytes(base, base.model.layer(0)) / (1024.0 * 1024.0 * 1024.0);
+  CHECK(r0.memory.allocated_peak_gib - r3.memory.allocated_peak_gib == doctest::Approx(3 * layer_gib).epsilon(1e-6));
+  REQUIRE(r3.cpu_offload.has_value());
+  CHECK_FALSE(r0.cpu_offload.has_value());
+  CHECK(r3.cpu_offload->layers == 3);
+  CHECK(r3.cpu_offload->gib_per_microbatch == doctest::Approx(3 * layer_gib));
+  // Time: the waits the schedule plays (costs/offload.cpp) sit on the compute stream; the step grows by them, less what
+  // the data-parallel reduction's tail already covered (it can only shrink, never grow, the difference).
+  CHECK(r3.step_time_s >= r0.step_time_s);
+  CHECK(r3.step_time_s <= r0.step_time_s + r3.cpu_offload->exposed_s + 1e-9);
+  // Over PCIe Gen5 (a B200's 64 GB/s each way) the same copies take 7× longer: the waits grow.
+  Scenario pcie = off;
+  pcie.hw.node.host_link_gbytes_per_s = 64;
+  const StepReport rp = evaluate(pcie);
+  CHECK(rp.cpu_offload->exposed_s > r3.cpu_offload->exposed_s);
 }

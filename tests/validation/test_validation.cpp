@@ -834,3 +834,58 @@ TEST_CASE("validation: torchtitan's peak reserved memory bounds the predicted al
   }
   CHECK(rows == 20);
 }
+
+TEST_CASE("validation: NVIDIA's Megatron-FSDP Llama 3 70B recipes fit only with their CPU offloading") {
+  // Megatron-Bridge src/megatron/bridge/perf_recipes/llama/{b200,gb200,gb300}/llama3.py @067f987df,
+  // llama3_70b_pretrain_64gpu_<gpu>_fp8cs_config: 64 GPUs, TP = PP = CP = 1, Megatron-FSDP (use_megatron_fsdp,
+  // optim_grads_params) over the 64, GBS 256, MBS 1 on B200 and 2 on GB200 / GB300, fp8 current scaling with
+  // fp8_param_gather (training/mixed_precision.py bf16_with_fp8_current_scaling_mixed), grad_reduce_in_fp32 False
+  // (perf_recipes/_common.py _perf_precision), cpu_offloading with cpu_offloading_num_layers 5 (B200), 40 (GB200) and
+  // 20 (GB300). NVIDIA ran these (the GB200 and GB300 ones are rows of its published tables), so each must fit with
+  // its offloading (Transformer Engine keeps at most layers − N layers' activations on the GPU; analysis/memory.cpp),
+  // and the MBS-2 ones must not fit without it.
+  struct Recipe {
+    const char* gpu;
+    std::int64_t mbs;
+    int offload;
+  };
+  for (const Recipe& rc : {Recipe{"b200", 1, 5}, Recipe{"gb200", 2, 40}, Recipe{"gb300", 2, 20}}) {
+    CAPTURE(rc.gpu);
+    ScenarioInput in;
+    in.model = "llama3-70b";
+    in.plan = "dp64fsdp";
+    in.gpu = rc.gpu;
+    in.train.seq = 8192;
+    in.train.gbs = 256;
+    in.train.mbs = rc.mbs;
+    in.train.precision = Precision::FP8;
+    in.train.stack = Stack::Megatron;
+    in.train.fp8_params = true;
+    in.train.grad_reduce_in_fp32 = false;
+    in.train.te_cross_entropy = true;
+    in.train.nan_checks = false;
+    const StepReport without = evaluate(resolve_scenario(in));
+    in.train.cpu_offload_layers = rc.offload;
+    const StepReport with = evaluate(resolve_scenario(in));
+    std::printf("Megatron-FSDP 70B on %s: needs %.1f GiB without offloading, %.1f GiB with %d layers offloaded, of "
+                "%.1f GiB; %.3f s per step\n",
+                rc.gpu, without.memory.required_gib, with.memory.required_gib, rc.offload, with.memory.capacity_gib,
+                with.step_time_s);
+    // At MBS 2 (GB200, GB300) the activations alone are ≈ 2 × the device without offloading; B200's MBS 1 recipe
+    // offloads 5 layers (≈ 9 GiB) where parsim leaves 5 GiB to spare without them (173.3 of 178.4 GiB at this
+    // commit): a margin NVIDIA kept, or ≥ 3 % that the memory model does not see — not asserted either way.
+    if (rc.mbs == 2) CHECK_FALSE(without.memory.fits);
+    CHECK(with.memory.fits);
+    // NVLink-C2C (GB200/GB300, 450 GB/s each way) and PCIe Gen5 with 5 layers hide the copies behind the layers.
+    REQUIRE(with.cpu_offload.has_value());
+    CHECK(with.cpu_offload->exposed_s <= 0.01 * with.step_time_s);
+    // The GB200 recipe's measured step (Megatron-Bridge performance-summary-archive @067f987df, DGX-GB200
+    // LLAMA3_70B FP8-CS FSDP 64: 4,312 tokens/s/GPU in 25.11, 4,224 in 26.04.01 → 256 · 8192 / (tok · 64) = 7.599
+    // and 7.758 s): predicted within 8 % (7.86 s at this commit). GB300's (4,520 / 5,248 tokens/s/GPU: 7.25 / 6.24 s)
+    // is printed, not asserted: the GB300 gap of the held-out rows (S59, above).
+    if (std::string(rc.gpu) == "gb200") {
+      CHECK(std::fabs(with.step_time_s / 7.599 - 1) <= 0.08);
+      CHECK(std::fabs(with.step_time_s / 7.758 - 1) <= 0.08);
+    }
+  }
+}

@@ -110,6 +110,14 @@ struct ChunkActs {
   std::array<double, 6> stored{}, working{}, retained{};
   double embed = 0, logits = 0;
   WeightGradRetained w;  // embedding's and head's share kept from B to W (split backwards only)
+  // --cpu-offloading-num-layers: the first `offload_layers` layers' stored bytes leave the GPU in the forward (at most
+  // layers − N sets stay, Transformer Engine's limit, costs/offload.cpp) and come back one layer at a time for the
+  // backward, within that limit — so what a range keeps on the GPU is its stored bytes less those.
+  int offload_layers = 0;
+  double offloaded_range(const StepCosts& k, int first, int last) const {
+    const int end = std::min(last, offload_layers);
+    return end > first ? sum(k, first, end, stored) : 0.0;
+  }
   // Bytes layers [first, last) keep: Σ count · stored(kind).
   double stored_range(const StepCosts& k, int first, int last) const { return sum(k, first, last, stored); }
   double retained_range(const StepCosts& k, int first, int last) const { return sum(k, first, last, retained); }
@@ -144,10 +152,17 @@ ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k, bool split) {
   }
   a.embed = embedding_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
   a.logits = output_activation_bytes(sc.model, sc.train.mbs, sc.train.seq, o);
+  a.offload_layers = sc.train.cpu_offload_layers;
   return a;
 }
 
 }  // namespace
+
+double layer_activation_bytes(const Scenario& sc, LayerKind kind) {
+  ActivationOptions o = act_options(sc);
+  if (sc.model.is_moe()) o.experts = expert_split(sc);
+  return activation_bytes_per_layer(sc.model, kind, sc.train.mbs, sc.train.seq, o);
+}
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
   const RankParams psi = stage_params(k, stage);
@@ -338,7 +353,8 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     // Uniform models (one layer kind): n · per-layer values directly — this loop runs for every task of every plan.
     const int layers = ti.layer_end - ti.layer_begin;
     const double stored = (uniform ? layers * a.stored[0] : a.stored_range(k, ti.layer_begin, ti.layer_end)) +
-                          (has_embed ? a.embed : 0.0);
+                          (has_embed ? a.embed : 0.0) -
+                          (a.offload_layers > 0 ? a.offloaded_range(k, ti.layer_begin, ti.layer_end) : 0.0);
     const double working_set = uniform ? a.working[0] : a.working_range(k, ti.layer_begin, ti.layer_end);
     // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
     // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
@@ -470,7 +486,8 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
   for (int vs = 0, first = 0; vs < nvs; first += k.layers_per_chunk[vs], ++vs) {
     const int n = k.layers_per_chunk[vs], last = first + n;
     const EdgeWork e = edge_work(vs, nvs, true, true, true);
-    stored_by_vs[vs] = (k.uniform() ? n * a.stored[0] : a.stored_range(k, first, last)) + (e.embedding ? a.embed : 0);
+    stored_by_vs[vs] = (k.uniform() ? n * a.stored[0] : a.stored_range(k, first, last)) + (e.embedding ? a.embed : 0) -
+                       (a.offload_layers > 0 ? a.offloaded_range(k, first, last) : 0.0);
     retained_by_vs[vs] = (k.uniform() ? n * a.retained[0] : a.retained_range(k, first, last)) +
                          (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
     if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);

@@ -24,6 +24,7 @@ PassCost& PassCost::operator+=(const PassCost& o) {
   kernels += o.kernels;
   host_wait_s += o.host_wait_s;
   ep_overlap_s += o.ep_overlap_s;
+  offload_wait_s += o.offload_wait_s;
   return *this;
 }
 
@@ -40,6 +41,7 @@ PassCost PassCost::operator-(const PassCost& o) const {
   p.kernels -= o.kernels;
   p.host_wait_s -= o.host_wait_s;
   p.ep_overlap_s -= o.ep_overlap_s;
+  p.offload_wait_s -= o.offload_wait_s;
   return p;
 }
 
@@ -56,6 +58,7 @@ PassCost PassCost::scaled(double k) const {
   p.kernels *= k;
   p.host_wait_s *= k;
   p.ep_overlap_s *= k;
+  p.offload_wait_s *= k;
   return p;
 }
 

@@ -1,6 +1,7 @@
 // compute_step_costs(): the per-pass costs of one step composed from the pieces (layer.cpp, comm.cpp, edges.cpp), the
 // parameters each rank holds and its data-parallel groups.
 #include "sim/step/costs.hpp"
+#include "sim/step/analysis.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -165,6 +166,11 @@ StepCosts compute_step_costs(const Scenario& sc, const Hardware* megatron_hw, co
   const double master_rw = sc.train.bf16_optimizer ? 2 * 2.0 : 2 * 4.0, model_copy = sc.train.bf16_optimizer ? 0.0 : 2.0;
   out.optimizer_bytes_per_param = 4 + master_rw + 2 * 2 * moments + model_copy + 4;
   add_step_host(sc, out);
+  if (tr.cpu_offload_layers > 0) {
+    std::vector<double> bytes(static_cast<std::size_t>(m.layers));
+    for (int i = 0; i < m.layers; ++i) bytes[static_cast<std::size_t>(i)] = layer_activation_bytes(sc, m.layer(i));
+    out.offload = offload_schedule(sc, out, bytes);
+  }
   return out;
 }
 

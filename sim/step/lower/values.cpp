@@ -22,6 +22,10 @@ PassCost Builder::compose(const CostRecipe& r) const {
       PassCost c = k_.uniform() ? k_.layer[r.pass].scaled(r.le - r.lb) : k_.range_cost(r.pass, r.lb, r.le);
       if (r.edges & kEdgeEmbedding) c += k_.embed[r.pass];
       if (r.edges & kEdgeHead) c += k_.head[r.pass];
+      // Activation offloading (pp 1): a micro-batch's forward waits end with its head, its backward's with its
+      // embedding (costs/offload.cpp).
+      if (r.pass == PassKind::Forward && (r.edges & kEdgeHead)) c.offload_wait_s += k_.offload.fwd_wait_s;
+      if (r.pass == PassKind::Backward && (r.edges & kEdgeEmbedding)) c.offload_wait_s += k_.offload.bwd_wait_s;
       if (r.alone && c.ep_overlap_s > 0) {
         // No partner pass: the exchanges the batch-level overlap would hide run exposed, and hold no partner's SMs.
         c.ep_exposed_s += c.ep_overlap_s;
