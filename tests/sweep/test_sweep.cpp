@@ -466,6 +466,17 @@ TEST_CASE("bad sweep inputs") {
     CHECK(std::string(e.what()).find("is a hybrid model") != std::string::npos);
     CHECK(std::string(e.what()).find("use --stack megatron") != std::string::npos);
   }
+  // Activation offloading is Megatron-Core's (Transformer Engine's offload context): a PyTorch-stack sweep with it says
+  // so once, not "no valid plan".
+  s = small_setup();
+  s.base.train.cpu_offload_layers = 2;
+  s.stacks = {Stack::PyTorch};
+  try {
+    run_sweep(s, threads(1));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("needs the Megatron-Core stack") != std::string::npos);
+  }
 }
 
 TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
