@@ -78,15 +78,34 @@ ExpectedError expected_error(AccuracyRegime r) {
   return out;
 }
 
+std::optional<ExpectedError> held_out_gpu_error(const Hardware& hw) {
+  const nlohmann::json& t = accuracy_table();
+  if (!t.contains("gpus")) return std::nullopt;
+  for (const auto& g : t.at("gpus")) {
+    if (g.at("gpu_name").get<std::string>() != hw.gpu.name) continue;
+    ExpectedError out;
+    out.regime = "gpu_held_out";
+    out.label = g.at("label").get<std::string>();
+    out.typical_pct = g.at("typical_pct").get<double>();
+    out.basis = g.at("basis").get<std::string>();
+    return out;
+  }
+  return std::nullopt;
+}
+
 ExpectedError expected_error(const Scenario& sc) {
   const bool hb = host_bound(sc);
   const ExpectedError own = expected_error(accuracy_regime(sc, hb));
-  // A host-bound step's error is the host model's, whatever the GPU; a GPU-bound one on a generation that no measured
-  // run checked is at least as uncertain as a generation left out of every fit was.
-  if (hb || generation_validated(sc.hw.gpu.arch)) return own;
-  ExpectedError e = expected_error(AccuracyRegime::NewGeneration);
+  // A host-bound step's error is the host model's, whatever the GPU; a GPU-bound one on a GPU measured only on
+  // held-out runs is as uncertain as those runs say, and one on a generation that no measured run checked at least as
+  // uncertain as a generation left out of every fit was.
+  if (hb) return own;
+  std::optional<ExpectedError> gpu = held_out_gpu_error(sc.hw);
+  if (!gpu && generation_validated(sc.hw.gpu.arch)) return own;
+  ExpectedError e = gpu ? *gpu : expected_error(AccuracyRegime::NewGeneration);
   if (own.typical_pct > e.typical_pct) {
-    e.basis = own.basis + "; a GPU generation left out of every fit: " + fmt_fixed(e.typical_pct, 1) + " %";
+    e.basis = own.basis + (gpu ? "; this GPU's held-out runs: " : "; a GPU generation left out of every fit: ") +
+              fmt_fixed(e.typical_pct, 1) + " %";
     e.typical_pct = own.typical_pct;
   }
   return e;

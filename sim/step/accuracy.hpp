@@ -6,6 +6,8 @@
 #include "plans/scenario.hpp"
 #include "sim/step/report.hpp"
 
+#include <optional>
+
 namespace parsim {
 
 // A scenario is host-bound when its predicted step moves by more than kHostBoundShift between its program's host
@@ -16,6 +18,9 @@ constexpr double kHostBoundShift = 0.10;
 constexpr double kHostProbeLo = 1.0, kHostProbeHi = 3.0;
 
 enum class AccuracyRegime { HostBound, Moe, Megatron, PyTorch, NewGeneration };
+// The figures of a GPU measured only on held-out runs (hardware/accuracy.json "gpus", matched by the GPU's name), or
+// nullopt.
+std::optional<ExpectedError> held_out_gpu_error(const Hardware& hw);
 const char* regime_key(AccuracyRegime r);  // hardware/accuracy.json's key
 
 // Host-bound first (its error is the host model's), then a mixture of experts, then the program: a Megatron one
@@ -31,9 +36,10 @@ const char* generation_key(GpuArch a);
 // Whether measured GPU-bound runs of the generation are in the cross-validation (accuracy.json
 // "validated_generations"; test_cross_validation checks the list against the data).
 bool generation_validated(GpuArch a);
-// host_bound + accuracy_regime + the figures. A GPU-bound step on a generation no measured run was taken on gets the
-// NewGeneration figure — each validated generation predicted with every constant refitted without its rows — or its
-// program's figure where that is larger.
+// host_bound + accuracy_regime + the figures. A GPU-bound step on a GPU whose held-out runs were measured gets that
+// GPU's figure (held_out_gpu_error); one on a generation no measured run was taken on the NewGeneration figure — each
+// validated generation predicted with every constant refitted without its rows; either way its program's figure where
+// that is larger.
 ExpectedError expected_error(const Scenario& sc);
 
 }  // namespace parsim

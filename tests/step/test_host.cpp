@@ -446,4 +446,14 @@ TEST_CASE("accuracy regime: host-bound by the probe, then MoE, then the program;
   Scenario mi355_small = small;
   mi355_small.hw = resolve_hardware("mi355x");
   CHECK(expected_error(mi355_small).regime == "host_bound");
+  // GB300, measured only on held-out runs (test_validation recomputes its figure from them): its own figure, or the
+  // program's where larger; GB200 (in the fits) has none.
+  CHECK_FALSE(held_out_gpu_error(resolve_hardware("gb200")).has_value());
+  const std::optional<ExpectedError> gb3 = held_out_gpu_error(resolve_hardware("gb300"));
+  REQUIRE(gb3.has_value());
+  Scenario on_gb300 = big;
+  on_gb300.hw = resolve_hardware("gb300");
+  CHECK(expected_error(on_gb300).regime == "gpu_held_out");
+  CHECK(expected_error(on_gb300).typical_pct ==
+        std::max(gb3->typical_pct, expected_error(AccuracyRegime::Megatron).typical_pct));
 }
