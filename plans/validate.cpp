@@ -35,10 +35,11 @@ std::optional<std::string> cpu_offload_error(const Plan& p, const ModelSpec& m, 
     return opt + " is not fewer than the " + S(m.layers) + " layers of " + model_name(m) +
            " (Megatron-Core offloads at most layers − 1; 1.." + S(m.layers - 1) + ")";
   if (t.stack != Stack::Megatron || t.local_layers)
-    return opt + " needs the Megatron-Core stack with Transformer Engine modules (TE's CPU-offload context), got --stack " +
-           to_string(t.stack) + (t.local_layers ? " with --transformer-impl local" : "");
+    return opt + " needs the Megatron-Core stack with Transformer Engine modules (TE's CPU-offload context), got " +
+           "--stack " + to_string(t.stack) + (t.local_layers ? " with --transformer-impl local" : "");
   if (p.pp > 1)
-    return opt + " with pp" + S(p.pp) + ": Megatron-Core supports CPU offloading without pipeline parallelism only (pp1)";
+    return opt + " with pp" + S(p.pp) +
+           ": Megatron-Core supports CPU offloading without pipeline parallelism only (pp1)";
   if (t.recompute != Recompute::None)
     return opt + " with --recompute " + to_string(t.recompute) +
            ": Megatron-Core refuses CPU offloading with activation recomputation (--recompute none)";

@@ -225,11 +225,12 @@ TEST_CASE("presets: every number carries its source") {
     std::vector<std::string> paths;
     for (const char* sec : {"gpu", "node", "collectives"}) leaves(j.at(sec), sec, paths);
     // 8 gpu (arch + 7 numbers) + 10 compute + 2 × 6 kernel-profile values (measured curves only: the sustained
-    // fraction and the causal factor are calibration.json's, not the preset's) + 5 node (gpus, cpu vendor, host cpu
-    // and its time factor, the CPU–GPU link) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10 collectives, names excluded;
-    // + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the Hopper presets); + 1 for the
-    // attention kernel's per-query-block work (attn_block_overhead_tiles, written when ≠ 0: every preset); + 1 where
-    // the cuDNN (megatron) profile has its own measured head-dim roll-off (Hopper and Blackwell).
+    // fraction and the causal factor are calibration.json's, not the preset's) + 5 node (gpus, cpu vendor, host
+    // cpu and its time factor, the CPU–GPU link) + 8 scale-up (+ 5 scale-out when the node has NICs) + 10
+    // collectives, names excluded; + 1 where the GPU has an fp8 fast-accumulation gain (written only when ≠ 1: the
+    // Hopper presets); + 1 for the attention kernel's per-query-block work (attn_block_overhead_tiles, written when
+    // ≠ 0: every preset); + 1 where the cuDNN (megatron) profile has its own measured head-dim roll-off (Hopper and
+    // Blackwell).
     const int fast_accum = hw.gpu.compute.fp8_fast_accum_gain != 1.0 ? 1 : 0;
     const int profile_dh = hw.gpu.kernels.at("megatron").attn_head_dim_half > 0 ? 1 : 0;
     CHECK(hw.gpu.compute.attn_block_overhead_tiles > 0);

@@ -397,7 +397,7 @@ TEST_CASE("Kimi K2 (model_type kimi_k2 on DeepSeek-V3's code), and an unknown mo
   CHECK(count_params(load("renamed-model-type.config.json")).total == 6'738'415'616);
 }
 
-TEST_CASE("GLM-4.5-Air (glm4_moe): GQA with q/k/v biases and half-rotary heads, 1 dense + 45 MoE layers, 128 + 1 experts") {
+TEST_CASE("GLM-4.5-Air (glm4_moe): GQA, q/k/v biases, half-rotary heads, 1 dense + 45 MoE layers, 128 + 1 experts") {
   // h 4096, 96 query heads / 8 KV heads of 128, attention_bias on q/k/v (Glm4MoeAttention: o_proj has none).
   // Attention: Q 4096·12288 = 50,331,648 + bias 12,288; K and V 4096·1024 = 4,194,304 + 1,024 each; O 12288·4096 =
   // 50,331,648 → 109,066,240. Dense layer 0: + 3·4096·10944 = 134,479,872 + norms 8,192 = 243,554,304. MoE layer:
@@ -456,7 +456,8 @@ TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers betwe
   // attention_chunk_size null: no chunking, nothing to refuse.
   CHECK(load("llama4-text-no-chunk.config.json").attention_chunk == 0);
   // layer_types of current transformers: chunked_attention or full_attention only.
-  CHECK(contains(error_of(kData + "bad/hf_llama4_layer_type.json"), "layer type \"sliding_attention\" is not a Llama 4 one"));
+  CHECK(contains(error_of(kData + "bad/hf_llama4_layer_type.json"),
+                 "layer type \"sliding_attention\" is not a Llama 4 one"));
 }
 
 TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the value") {

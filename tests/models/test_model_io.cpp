@@ -246,7 +246,8 @@ TEST_CASE("bad input: every class is one InputError line naming the value") {
   e = error_of(kData + "bad/hf_unsupported_type.json");
   CHECK(contains(e, "model_type 'bert' is not supported"));
   CHECK(contains(e, "llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi3, "
-                    "olmo2, olmoe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss, llama4_text, gpt2, falcon, gpt_neox"));
+                    "olmo2, olmoe, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, gpt_oss, llama4_text, gpt2, falcon, "
+                    "gpt_neox"));
   // Every message is one line.
   for (const char* f : {"bad/truncated.json", "bad/unknown_key.json", "bad/kv_not_dividing.json"})
     CHECK(error_of(kData + f).find('\n') == std::string::npos);

@@ -750,7 +750,8 @@ TEST_CASE("Megatron's softmax fallback: its traffic in the attention core, its o
 }
 
 TEST_CASE("activation offloading: Transformer Engine's slot limit, played for one micro-batch (costs/offload.cpp)") {
-  // 4 layers, the first N = 2 offloaded, so S = 4 − 2 = 2 layers' activations may be on the GPU. A hand-made cost table:
+  // 4 layers, the first N = 2 offloaded, so S = 4 − 2 = 2 layers' activations may be on the GPU. A hand-made cost
+  // table:
   // every layer's forward 1 s and backward 2 s, no embedding or head work; each offloaded layer moves 3 GB over a
   // 1 GB/s link (3 s each way).
   Scenario sc;

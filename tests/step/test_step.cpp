@@ -280,10 +280,10 @@ TEST_CASE("overlapping the gradient reduction with the last backward hides most 
 }
 
 TEST_CASE("activation offloading: the offloaded layers' activations leave the GPU, the waits lengthen the step") {
-  // 8 uniform layers (h 4096, seq 4096, mbs 1) on 8 GB200 (NVLink-C2C, 450 GB/s each way), Megatron-Core, dp8; the first
-  // 3 layers offloaded. Memory: at most 8 − 3 = 5 layers' activation sets stay on the GPU (Transformer Engine's limit),
-  // so the allocated peak — at the end of the forward, one micro-batch in flight at pp 1 — is lower by exactly 3 layers'
-  // stored activations (layer_activation_bytes, what memory.cpp counts per layer).
+  // 8 uniform layers (h 4096, seq 4096, mbs 1) on 8 GB200 (NVLink-C2C, 450 GB/s each way), Megatron-Core, dp8; the
+  // first 3 layers offloaded. Memory: at most 8 − 3 = 5 layers' activation sets stay on the GPU (Transformer Engine's
+  // limit), so the allocated peak — at the end of the forward, one micro-batch in flight at pp 1 — is lower by exactly
+  // 3 layers' stored activations (layer_activation_bytes, what memory.cpp counts per layer).
   ScenarioInput in;
   in.model = "llama2-7b";
   in.plan = "dp8";

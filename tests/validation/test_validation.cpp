@@ -886,8 +886,8 @@ TEST_CASE("validation: NVIDIA's Megatron-FSDP Llama recipes fit with their CPU o
     const StepReport with = evaluate(resolve_scenario(in));
     std::printf("Megatron-FSDP %s on %s: needs %.1f GiB without offloading, %.1f GiB with %d layers offloaded, of "
                 "%.1f GiB; %.3f s per step\n",
-                rc.model, rc.gpu, without.memory.required_gib, with.memory.required_gib, rc.offload, with.memory.capacity_gib,
-                with.step_time_s);
+                rc.model, rc.gpu, without.memory.required_gib, with.memory.required_gib, rc.offload,
+                with.memory.capacity_gib, with.step_time_s);
     // At MBS 2 (GB200, GB300) the 70B's activations alone are ≈ 2 × the device without offloading, the 405B's need
     // 312.6 of 285.4 GiB; B200's MBS 1 recipe offloads 5 layers (≈ 9 GiB) where parsim leaves 5 GiB to spare
     // without them (173.3 of 178.4 GiB at this commit): a margin NVIDIA kept, or ≥ 3 % that the memory model does

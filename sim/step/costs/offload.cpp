@@ -1,7 +1,7 @@
 // parsim sim/step/costs/offload.cpp — activation offloading to host memory (--cpu-offloading-num-layers).
 //
-// Megatron-Core's --cpu-offloading wraps each transformer layer of a TransformerBlock in Transformer Engine's CPU-offload
-// context (megatron/core/transformer/transformer_block.py: get_cpu_offload_context(cpu_offloading,
+// Megatron-Core's --cpu-offloading wraps each transformer layer of a TransformerBlock in Transformer Engine's
+// CPU-offload context (megatron/core/transformer/transformer_block.py: get_cpu_offload_context(cpu_offloading,
 // cpu_offloading_num_layers, num_layers, …) @d98e8a64dd). TE's default scheduling, as its guide states it
 // (docs/features/other_optimizations/cpu_offloading/cpu_offloading.rst @d0067d0da):
 //   - the first N layers' activations are offloaded, starting as soon as they are saved, on a copy stream;
