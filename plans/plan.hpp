@@ -82,6 +82,10 @@ std::optional<std::string> rope_fusion_error(const ModelSpec& m, const TrainingC
 // --moe-a2a-overlap; LatentMoE refuses --moe-shared-expert-overlap. The message plan_error gives, or nullopt. Model-
 // and training-level: the sweep asks it once per stack before enumerating it.
 std::optional<std::string> hybrid_stack_error(const ModelSpec& m, const TrainingConfig& t);
+// --cpu-offloading-num-layers against the stack and the hardware: Transformer Engine modules on the Megatron stack and
+// a stated CPU–GPU link (node.host_link_gbytes_per_s). The message plan_error gives, or nullopt. Training- and
+// hardware-level: the sweep asks it once per stack before enumerating it.
+std::optional<std::string> cpu_offload_stack_error(const Hardware& hw, const TrainingConfig& t);
 // Non-fatal remarks worth reporting (e.g. "tp8 spans 2 nodes", "kv heads replicated 2x").
 std::vector<std::string> plan_warnings(const Plan& p, const ModelSpec& m, const Hardware& hw, const TrainingConfig& t);
 

@@ -22,10 +22,28 @@ std::string join_ints(const std::vector<int>& v) {
 
 std::string model_name(const ModelSpec& m) { return m.name.empty() ? std::string("the model") : m.name; }
 
+}  // namespace
+
+// TransformerBlock asserts Transformer Engine, whose get_cpu_offload_context does the offloading; the transfers are
+// priced over the stated CPU–GPU link.
+std::optional<std::string> cpu_offload_stack_error(const Hardware& hw, const TrainingConfig& t) {
+  const int n = t.cpu_offload_layers;
+  if (n <= 0) return std::nullopt;
+  const std::string opt = "--cpu-offloading-num-layers " + S(n);
+  if (t.stack != Stack::Megatron || t.local_layers)
+    return opt + " needs the Megatron-Core stack with Transformer Engine modules (TE's CPU-offload context), got " +
+           "--stack " + to_string(t.stack) + (t.local_layers ? " with --transformer-impl local" : "");
+  if (!(hw.node.host_link_gbytes_per_s > 0))
+    return opt + ": the hardware states no CPU–GPU link bandwidth (set node.host_link_gbytes_per_s, GB/s per "
+                 "direction, in the hardware file)";
+  return std::nullopt;
+}
+
+namespace {
+
 // --cpu-offloading-num-layers: Megatron-Core's checks (transformer_config.py __post_init__ @d98e8a64dd: fewer
-// offloaded layers than the model has, no pipeline parallelism, no activation recomputation; TransformerBlock asserts
-// Transformer Engine, whose get_cpu_offload_context does the offloading), the non-pipelined schedule those imply, and a
-// stated CPU–GPU link to price the transfers.
+// offloaded layers than the model has, no pipeline parallelism, no activation recomputation), the non-pipelined
+// schedule those imply, then the stack and the link (cpu_offload_stack_error).
 std::optional<std::string> cpu_offload_error(const Plan& p, const ModelSpec& m, const Hardware& hw,
                                              const TrainingConfig& t) {
   const int n = t.cpu_offload_layers;
@@ -34,9 +52,7 @@ std::optional<std::string> cpu_offload_error(const Plan& p, const ModelSpec& m, 
   if (n >= m.layers)
     return opt + " is not fewer than the " + S(m.layers) + " layers of " + model_name(m) +
            " (Megatron-Core offloads at most layers − 1; 1.." + S(m.layers - 1) + ")";
-  if (t.stack != Stack::Megatron || t.local_layers)
-    return opt + " needs the Megatron-Core stack with Transformer Engine modules (TE's CPU-offload context), got " +
-           "--stack " + to_string(t.stack) + (t.local_layers ? " with --transformer-impl local" : "");
+  if (auto e = cpu_offload_stack_error(hw, t)) return e;
   if (p.pp > 1)
     return opt + " with pp" + S(p.pp) +
            ": Megatron-Core supports CPU offloading without pipeline parallelism only (pp1)";
@@ -46,9 +62,6 @@ std::optional<std::string> cpu_offload_error(const Plan& p, const ModelSpec& m, 
   if (t.schedule != Schedule::OneFOneB)
     return opt + " with --schedule " + to_string(t.schedule) +
            ": offloading runs in Megatron-Core's non-pipelined schedule (--schedule 1f1b)";
-  if (!(hw.node.host_link_gbytes_per_s > 0))
-    return opt + ": the hardware states no CPU–GPU link bandwidth (set node.host_link_gbytes_per_s, GB/s per "
-                 "direction, in the hardware file)";
   return std::nullopt;
 }
 

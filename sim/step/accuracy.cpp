@@ -39,6 +39,15 @@ const nlohmann::json& accuracy_table() {
   static const nlohmann::json table = nlohmann::json::parse(accuracy_json_text());  // built once
   return table;
 }
+// One figure of accuracy.json (a regime's or a GPU's) under the regime key it is reported with.
+ExpectedError entry_error(const nlohmann::json& e, std::string regime) {
+  ExpectedError out;
+  out.regime = std::move(regime);
+  out.label = e.at("label").get<std::string>();
+  out.typical_pct = e.at("typical_pct").get<double>();
+  out.basis = e.at("basis").get<std::string>();
+  return out;
+}
 }  // namespace
 
 bool generation_validated(GpuArch a) {
@@ -69,27 +78,14 @@ bool host_bound(const Scenario& sc) {
 }
 
 ExpectedError expected_error(AccuracyRegime r) {
-  const nlohmann::json& e = accuracy_table().at("regimes").at(regime_key(r));
-  ExpectedError out;
-  out.regime = regime_key(r);
-  out.label = e.at("label").get<std::string>();
-  out.typical_pct = e.at("typical_pct").get<double>();
-  out.basis = e.at("basis").get<std::string>();
-  return out;
+  return entry_error(accuracy_table().at("regimes").at(regime_key(r)), regime_key(r));
 }
 
 std::optional<ExpectedError> held_out_gpu_error(const Hardware& hw) {
   const nlohmann::json& t = accuracy_table();
   if (!t.contains("gpus")) return std::nullopt;
-  for (const auto& g : t.at("gpus")) {
-    if (g.at("gpu_name").get<std::string>() != hw.gpu.name) continue;
-    ExpectedError out;
-    out.regime = "gpu_held_out";
-    out.label = g.at("label").get<std::string>();
-    out.typical_pct = g.at("typical_pct").get<double>();
-    out.basis = g.at("basis").get<std::string>();
-    return out;
-  }
+  for (const auto& g : t.at("gpus"))
+    if (g.at("gpu_name").get<std::string>() == hw.gpu.name) return entry_error(g, "gpu_held_out");
   return std::nullopt;
 }
 

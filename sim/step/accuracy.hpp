@@ -18,9 +18,6 @@ constexpr double kHostBoundShift = 0.10;
 constexpr double kHostProbeLo = 1.0, kHostProbeHi = 3.0;
 
 enum class AccuracyRegime { HostBound, Moe, Megatron, PyTorch, NewGeneration };
-// The figures of a GPU measured only on held-out runs (hardware/accuracy.json "gpus", matched by the GPU's name), or
-// nullopt.
-std::optional<ExpectedError> held_out_gpu_error(const Hardware& hw);
 const char* regime_key(AccuracyRegime r);  // hardware/accuracy.json's key
 
 // Host-bound first (its error is the host model's), then a mixture of experts, then the program: a Megatron one
@@ -31,6 +28,9 @@ AccuracyRegime accuracy_regime(const Scenario& sc, bool host_bound);
 bool host_bound(const Scenario& sc);
 // The figures of hardware/accuracy.json for the regime.
 ExpectedError expected_error(AccuracyRegime r);
+// The figures of a GPU measured only on held-out runs (hardware/accuracy.json "gpus", matched by the GPU's name), or
+// nullopt.
+std::optional<ExpectedError> held_out_gpu_error(const Hardware& hw);
 // hardware/accuracy.json's key of a GPU generation ("ampere", "hopper", "blackwell", "cdna3", "cdna4").
 const char* generation_key(GpuArch a);
 // Whether measured GPU-bound runs of the generation are in the cross-validation (accuracy.json

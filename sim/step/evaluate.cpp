@@ -108,7 +108,7 @@ void add_offload_report(const Scenario& sc, const StepCosts& k, StepReport& r) {
   if (sc.train.cpu_offload_layers <= 0) return;
   CpuOffloadReport o;
   o.layers = k.offload.layers;
-  o.gib_per_microbatch = k.offload.bytes / (1024.0 * 1024.0 * 1024.0);
+  o.gib_per_microbatch = k.offload.bytes / kGiB;
   o.link_gbytes_per_s = sc.hw.node.host_link_gbytes_per_s;
   o.exposed_s = static_cast<double>(sc.train.micro_batches(sc.plan)) * (k.offload.fwd_wait_s + k.offload.bwd_wait_s);
   r.cpu_offload = o;

@@ -259,14 +259,7 @@ SweepReport run_sweep(const SweepSetup& setup, const SweepOptions& opt) {
     // A hybrid model on a stack that cannot run it would reject every candidate of that stack: say why once.
     if (auto e = hybrid_stack_error(base.model, t)) throw InputError(*e);
     // Activation offloading on a stack or hardware that cannot run it would reject every candidate: say why once.
-    if (t.cpu_offload_layers > 0 && (t.stack != Stack::Megatron || t.local_layers))
-      throw InputError("--cpu-offloading-num-layers " + std::to_string(t.cpu_offload_layers) +
-                       " needs the Megatron-Core stack with Transformer Engine modules, got --stack " +
-                       to_string(t.stack));
-    if (t.cpu_offload_layers > 0 && !(base.hw.node.host_link_gbytes_per_s > 0))
-      throw InputError("--cpu-offloading-num-layers " + std::to_string(t.cpu_offload_layers) +
-                       ": the hardware states no CPU–GPU link bandwidth (set node.host_link_gbytes_per_s, GB/s per "
-                       "direction, in the hardware file)");
+    if (auto e = cpu_offload_stack_error(base.hw, t)) throw InputError(*e);
     auto part = enumerate_space(base.model, base.hw, setup.gpus, t, setup.filter);
     space.insert(space.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
   }

@@ -114,7 +114,7 @@ struct ChunkActs {
   // layers − N sets stay, Transformer Engine's limit, costs/offload.cpp) and come back one layer at a time for the
   // backward, within that limit — so what a range keeps on the GPU is its stored bytes less those.
   int offload_layers = 0;
-  double offloaded_range(const StepCosts& k, int first, int last) const {
+  double offloaded_range(const StepCosts& k, int first, int last) const {  // 0 without offloading
     const int end = std::min(last, offload_layers);
     return end > first ? sum(k, first, end, stored) : 0.0;
   }
@@ -353,8 +353,7 @@ void timeline_memory(const Scenario& sc, const StepCosts& k, const ExecutedStep&
     // Uniform models (one layer kind): n · per-layer values directly — this loop runs for every task of every plan.
     const int layers = ti.layer_end - ti.layer_begin;
     const double stored = (uniform ? layers * a.stored[0] : a.stored_range(k, ti.layer_begin, ti.layer_end)) +
-                          (has_embed ? a.embed : 0.0) -
-                          (a.offload_layers > 0 ? a.offloaded_range(k, ti.layer_begin, ti.layer_end) : 0.0);
+                          (has_embed ? a.embed : 0.0) - a.offloaded_range(k, ti.layer_begin, ti.layer_end);
     const double working_set = uniform ? a.working[0] : a.working_range(k, ti.layer_begin, ti.layer_end);
     // Parameters gathered in 16 bit (all of this segment's, the local shard included), held from the all-gather's
     // start to the end of the segment; in backward also the unsharded 16-bit gradients until the reduce-scatter
@@ -487,7 +486,7 @@ MemoryReport estimate_memory_from_costs(const Scenario& sc, const StepCosts& k, 
     const int n = k.layers_per_chunk[vs], last = first + n;
     const EdgeWork e = edge_work(vs, nvs, true, true, true);
     stored_by_vs[vs] = (k.uniform() ? n * a.stored[0] : a.stored_range(k, first, last)) + (e.embedding ? a.embed : 0) -
-                       (a.offload_layers > 0 ? a.offloaded_range(k, first, last) : 0.0);
+                       a.offloaded_range(k, first, last);
     retained_by_vs[vs] = (k.uniform() ? n * a.retained[0] : a.retained_range(k, first, last)) +
                          (e.embedding ? a.w.embed : 0) + (e.head ? a.w.head : 0);
     if (!k.uniform()) working_by_vs[vs] = a.working_range(k, first, last);
