@@ -47,25 +47,21 @@ StepCosts::Offload offload_schedule(const Scenario& sc, const StepCosts& k, cons
     }
   }
   out.fwd_wait_s = wait;
-  // Backward: layer L−1−d is the d-th backward (d = 0 first); reload k (layer N−1−k) after backward k ends.
+  // Backward: layer L−1−d is the d-th backward (d = 0 first). The offloaded layers come back in the order they are
+  // needed, one per offloaded layer reached: the reload of layer N − 1 − r (the r-th, r = d − S < d) starts once
+  // backward r has freed its slot and the previous reload is done.
   std::vector<double> bwd_end(static_cast<std::size_t>(L), 0.0);
   t = k.head.bwd.duration_s();
   wait = 0;
   double reload_free = 0;
-  std::vector<double> reload_end(static_cast<std::size_t>(N), 0.0);
-  int next_reload = 0;  // reloads are issued in order as their slot frees
   for (int d = 0; d < L; ++d) {
     const int layer = L - 1 - d;
     double start = t;
     if (layer < N) {
-      // Reloads up to this layer's (k = N − 1 − layer) were started as slots freed: k after backward k (d = k) ended.
-      const int k_need = N - 1 - layer;
-      for (; next_reload <= k_need; ++next_reload) {
-        const double slot = bwd_end[static_cast<std::size_t>(next_reload)];  // backward number next_reload
-        reload_free = std::max(reload_free, slot) + layer_bytes[static_cast<std::size_t>(N - 1 - next_reload)] / B;
-        reload_end[static_cast<std::size_t>(next_reload)] = reload_free;
-      }
-      start = std::max(start, reload_end[static_cast<std::size_t>(k_need)]);
+      const int r = N - 1 - layer;
+      reload_free = std::max(reload_free, bwd_end[static_cast<std::size_t>(r)]) +
+                    layer_bytes[static_cast<std::size_t>(layer)] / B;
+      start = std::max(start, reload_free);
     }
     wait += start - t;
     t = start + k.kind_of(layer).pass.bwd.duration_s();
