@@ -509,6 +509,13 @@ std::string hf_supported() {
   return out;
 }
 
+// The kind of a model_type (exact match), or null.
+const HfKind* kind_of_type(const std::string& type) {
+  for (const auto& k : kHfKinds)
+    if (type == k.model_type) return &k;
+  return nullptr;
+}
+
 const HfKind& hf_kind(const nlohmann::json& j, StrictObject& o) {
   std::string arch;
   if (o.has("architectures")) {
@@ -518,9 +525,7 @@ const HfKind& hf_kind(const nlohmann::json& j, StrictObject& o) {
     arch = a[0].get<std::string>();
   }
   const std::string type = o.opt_str("model_type", "");
-  for (const auto& k : kHfKinds) {
-    if (!type.empty() && type == k.model_type) return k;
-  }
+  if (const HfKind* k = type.empty() ? nullptr : kind_of_type(type)) return *k;
   // A model_type parsim does not know with an architecture class it does: a checkpoint that reuses a family's
   // modelling code under its own name (the model_type only tells inference engines apart) has that family's shapes.
   for (const auto& k : kHfKinds) {
@@ -1108,12 +1113,6 @@ void read_nemotron_h(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   set_hybrid_layers(m, std::move(kinds), ctx);
 }
 
-bool hf_known_type(const std::string& type) {
-  for (const auto& k : kHfKinds)
-    if (type == k.model_type) return true;
-  return false;
-}
-
 ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::string& ctx) {
   // A multimodal wrapper (Gemma3ForConditionalGeneration, Mistral3ForConditionalGeneration, Kimi-K2.5, …) holds its
   // language model in `text_config`; that is what parsim trains. Its other keys (vision_config, image token ids,
@@ -1128,7 +1127,7 @@ ModelSpec parse_hf(const nlohmann::json& j, const std::string& path, const std::
     const auto type = j.find("model_type");
     if (!text.contains("model_type") && !text.contains("architectures") && type != j.end() && type->is_string()) {
       const std::string wrapper = type->get<std::string>();
-      text["model_type"] = hf_known_type(wrapper + "_text") ? wrapper + "_text" : wrapper;
+      text["model_type"] = kind_of_type(wrapper + "_text") ? wrapper + "_text" : wrapper;
     }
     ModelSpec m = parse_hf(text, path, ctx + " text_config");
     StrictObject w(j, ctx);
