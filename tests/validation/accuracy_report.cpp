@@ -86,7 +86,7 @@ int run_cv() {
   for (const CvConstant& c : consts) std::printf(" %s", c.name);
   std::printf("\n");
   for (const CvGeneration& g : leave_generation_out(rows, cv.all)) {
-    std::printf("%-30s %5d %8d %9.1f%% %13.1f%%  ", g.name.c_str(), g.rows, g.sources, 100 * g.in_sample,
+    std::printf("%-30s %5d %8d %9.1f%% %13.1f%%  ", g.name(), g.rows, g.sources, 100 * g.in_sample,
                 100 * g.out_of_sample);
     for (const CvConstant& c : consts) std::printf(" %.3f", g.fitted_without.*c.field);
     std::printf("\n");

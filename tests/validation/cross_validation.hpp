@@ -389,14 +389,6 @@ inline std::vector<CvRegime> regime_errors(const std::vector<CvRow>& rows, const
 // cross-validated by source and across S53's configurations above. The error is the mean over the generation's
 // sources of each source's mean |error| over its GPU-bound rows of that generation (sources weigh alike, as in the
 // leave-one-source-out mean).
-struct CvGeneration {
-  GpuArch arch = GpuArch::Ampere;
-  std::string name;
-  int rows = 0, sources = 0;
-  double in_sample = 0, out_of_sample = 0;
-  FittedConstants fitted_without;
-};
-
 inline const char* arch_label(GpuArch a) {
   switch (a) {
     case GpuArch::Ampere: return "Ampere (A100)";
@@ -408,6 +400,15 @@ inline const char* arch_label(GpuArch a) {
   return "?";
 }
 
+struct CvGeneration {
+  GpuArch arch = GpuArch::Ampere;
+  const char* name() const { return arch_label(arch); }
+  int rows = 0, sources = 0;
+  double in_sample = 0, out_of_sample = 0;
+  FittedConstants fitted_without;
+};
+
+
 inline std::vector<CvGeneration> leave_generation_out(const std::vector<CvRow>& rows, const FittedConstants& all) {
   std::vector<CvGeneration> out;
   for (GpuArch a : {GpuArch::Ampere, GpuArch::Hopper, GpuArch::Blackwell, GpuArch::CDNA3, GpuArch::CDNA4}) {
@@ -415,7 +416,6 @@ inline std::vector<CvGeneration> leave_generation_out(const std::vector<CvRow>& 
     if (std::none_of(rows.begin(), rows.end(), [&](const CvRow& r) { return of(r) && !r.host_bound; })) continue;
     CvGeneration g;
     g.arch = a;
-    g.name = arch_label(a);
     g.fitted_without = cv_fit_if(rows, [&](const CvRow& r) { return !of(r); }, all);
     std::set<std::string> sources;
     for (const CvRow& r : rows)

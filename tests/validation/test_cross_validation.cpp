@@ -137,8 +137,8 @@ TEST_CASE("cross-validation: out-of-sample error per source within the bounds re
   const std::vector<CvGeneration> gens = leave_generation_out(rows, cv.all);
   CHECK(gens.size() == 4);
   for (const CvGeneration& g : gens) {
-    CAPTURE(g.name);
-    std::printf("%-30s %5d rows, %2d sources: %.1f%% in sample, %.1f%% left out\n", g.name.c_str(), g.rows, g.sources,
+    CAPTURE(g.name());
+    std::printf("%-30s %5d rows, %2d sources: %.1f%% in sample, %.1f%% left out\n", g.name(), g.rows, g.sources,
                 100 * g.in_sample, 100 * g.out_of_sample);
     CHECK(g.rows >= 3);
     CHECK(g.out_of_sample <= 0.13);
