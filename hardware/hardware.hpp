@@ -116,6 +116,9 @@ struct NodeSpec {
   // The CPU–GPU link of one GPU, GB/s (1e9 B/s) in EACH direction: what activation offloading to host memory moves
   // over (PCIe Gen4/Gen5 x16, NVLink-C2C on Grace superchips). 0: not stated (offloading is refused).
   double host_link_gbytes_per_s = 0;
+  // The host (CPU) memory one GPU's share of the node has, GB (1e9 B): the node's DRAM divided by its GPUs — where
+  // activation offloading puts what it moves. 0: not stated (offloading is not checked against it).
+  double host_memory_gbytes_per_gpu = 0;
   std::vector<LinkTier> tiers;     // one scale-up tier first, then at most one scale-out tier (more kinds later:
                                    // NVL72-class NVLink domains, rail-optimised or multi-level fabrics)
   const LinkTier& scale_up() const;

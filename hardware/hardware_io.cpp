@@ -33,6 +33,8 @@
 //             optional, default the reference x86 host, 1.0),
 //             "host_link_gbytes_per_s": optional, one GPU's CPU–GPU link per direction in GB/s (> 0; absent: not
 //             stated, activation offloading refused),
+//             "host_memory_gbytes_per_gpu": optional, the node's host DRAM per GPU in GB (> 0; absent: not stated,
+//             offloaded activations not checked against it),
 //             "tiers": [ one object per network tier, matched to the base's tiers by "kind":
 //               { "kind": "scale_up", "name": "nvlink4", "topology": "switch" | "full_mesh",
 //                 "gbytes_per_s_unidir": per GPU per direction in GB/s (full_mesh: summed over its links),
@@ -63,6 +65,8 @@
 #include <cmath>
 #include <functional>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace parsim {
 namespace {
@@ -449,14 +453,16 @@ void read_node(const Reader& r, const json& j) {
     r.hw.node.host_time_factor = v;
     r.set_paths.insert("node.host_time_factor");
   }
-  o.ignore("host_link_gbytes_per_s");
-  if (o.has("host_link_gbytes_per_s")) {
-    const double v = o.req_num("host_link_gbytes_per_s");
+  // Optional positive host figures (absent: 0, not stated).
+  for (auto [key, dst] : {std::pair<const char*, double*>{"host_link_gbytes_per_s", &r.hw.node.host_link_gbytes_per_s},
+                          {"host_memory_gbytes_per_gpu", &r.hw.node.host_memory_gbytes_per_gpu}}) {
+    o.ignore(key);
+    if (!o.has(key)) continue;
+    const double v = o.req_num(key);
     if (!rule_ok(Rule::Positive, v))
-      throw InputError(r.ctx + ": node.host_link_gbytes_per_s must be " + rule_text(Rule::Positive) + ", got " +
-                       fmt_num(v, 6));
-    r.hw.node.host_link_gbytes_per_s = v;
-    r.set_paths.insert("node.host_link_gbytes_per_s");
+      throw InputError(r.ctx + ": node." + key + " must be " + rule_text(Rule::Positive) + ", got " + fmt_num(v, 6));
+    *dst = v;
+    r.set_paths.insert(std::string("node.") + key);
   }
   o.ignore("tiers");
   if (o.has("tiers")) {
@@ -664,6 +670,7 @@ std::string hardware_to_json(const Hardware& hw_in) {
   if (hw.sources.count("node.host_time_factor") || hw.node.host_time_factor != ref_node.host_time_factor)
     n["host_time_factor"] = hw.node.host_time_factor;
   if (hw.node.host_link_gbytes_per_s > 0) n["host_link_gbytes_per_s"] = hw.node.host_link_gbytes_per_s;
+  if (hw.node.host_memory_gbytes_per_gpu > 0) n["host_memory_gbytes_per_gpu"] = hw.node.host_memory_gbytes_per_gpu;
   n["tiers"] = nlohmann::ordered_json::array();
   for (LinkTier& t : hw.node.tiers) {
     nlohmann::ordered_json o;

@@ -191,7 +191,11 @@ nlohmann::json report_to_json(const Scenario& sc, const StepReport& r, const std
     j["cpu_offload"] = {{"layers", r.cpu_offload->layers},
                         {"gib_per_microbatch", r.cpu_offload->gib_per_microbatch},
                         {"link_gbytes_per_s", r.cpu_offload->link_gbytes_per_s},
-                        {"exposed_s", r.cpu_offload->exposed_s}};
+                        {"exposed_s", r.cpu_offload->exposed_s},
+                        {"host_capacity_gib", r.cpu_offload->host_capacity_gib > 0
+                                                  ? ojson(r.cpu_offload->host_capacity_gib)
+                                                  : ojson(nullptr)},
+                        {"host_fits", r.cpu_offload->host_fits()}};
   j["warnings"] = r.warnings;
   if (train) {
     json tj = {{"tokens", train->tokens}, {"goodput", train->goodput}, {"days", train->days},
@@ -213,8 +217,13 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
   const Plan& p = sc.plan;
   const TrainingConfig& t = sc.train;
   const ParamCounts pc = count_params(sc.model);
-  // A plan that does not fit says so first (its step time is what it would take with enough memory).
-  if (!r.memory.fits) o << "!! " << does_not_fit_message(sc, r.memory) << "\n";
+  // A plan that does not fit — on the device, or its offloaded activations in host memory — says so first (its step
+  // time is what it would take with enough memory); those warnings are not repeated as notes below.
+  const auto headline = [](const std::string& w) {
+    return w.rfind("DOES NOT FIT", 0) == 0 || w.rfind("HOST MEMORY", 0) == 0;
+  };
+  for (const auto& w : r.warnings)
+    if (headline(w)) o << "!! " << w << "\n";
   o << "parsim predict: " << sc.model.name << " (" << fmt_num(static_cast<double>(pc.total) / 1e9, 4) << " B params";
   if (pc.active != pc.total) o << ", " << fmt_num(static_cast<double>(pc.active) / 1e9, 4) << " B active";
   o << ") on " << p.world() << " × " << sc.hw.gpu.name << " (" << sc.hw.node.gpus_per_node << " GPUs/node)\n";
@@ -261,7 +270,13 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     o << "  cpu offloading     " << r.cpu_offload->layers << " layers' activations, "
       << fmt_fixed(r.cpu_offload->gib_per_microbatch, 2) << " GiB per micro-batch to host memory and back over "
       << fmt_num(r.cpu_offload->link_gbytes_per_s, 4) << " GB/s each way; " << ms(r.cpu_offload->exposed_s)
-      << " of waiting for the copies\n";
+      << " of waiting for the copies; host memory "
+      << (r.cpu_offload->host_capacity_gib > 0
+              ? fmt_fixed(r.cpu_offload->gib_per_microbatch, 1) + " of " +
+                    fmt_fixed(r.cpu_offload->host_capacity_gib, 1) + " GiB per GPU" +
+                    (r.cpu_offload->host_fits() ? "" : " — does not fit")
+              : std::string("per GPU not stated by the hardware (not checked)"))
+      << "\n";
   o << "\n";
   if (!r.layer_kinds.empty()) {
     // One layer's forward and backward (recompute included) for one micro-batch on one rank, by kind.
@@ -318,7 +333,7 @@ std::string report_to_table(const Scenario& sc, const StepReport& r, const std::
     o << " (goodput " << fmt_fixed(train->goodput, 2) << ")\n";
   }
   for (const auto& w : r.warnings)
-    if (r.memory.fits || w.rfind("DOES NOT FIT", 0) != 0) o << "  note: " << w << "\n";
+    if (!headline(w)) o << "  note: " << w << "\n";
   return o.str();
 }
 

@@ -1,11 +1,13 @@
 // evaluate(): costs → lowering → engine → analysis, with the periodic steady state extended where it holds.
 #include "sim/step/evaluate.hpp"
 
+#include "sim/core/text.hpp"
 #include "sim/step/analysis.hpp"
 #include "sim/step/lower/builder.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -111,7 +113,20 @@ void add_offload_report(const Scenario& sc, const StepCosts& k, StepReport& r) {
   o.gib_per_microbatch = k.offload.bytes / kGiB;
   o.link_gbytes_per_s = sc.hw.node.host_link_gbytes_per_s;
   o.exposed_s = static_cast<double>(sc.train.micro_batches(sc.plan)) * (k.offload.fwd_wait_s + k.offload.bwd_wait_s);
+  o.host_capacity_gib = sc.hw.node.host_memory_gbytes_per_gpu * kGB / kGiB;
   r.cpu_offload = o;
+  // Pinned host buffers the size of one micro-batch's offloaded activations (Transformer Engine allocates a pinned
+  // CPU tensor per offloaded tensor and frees it after the reload; with pp 1 one micro-batch is in flight at a time).
+  // More than the node's DRAM per GPU cannot run: the first warning after a device that does not fit.
+  if (!o.host_fits()) {
+    std::ostringstream m;
+    m << "HOST MEMORY: --cpu-offloading-num-layers " << o.layers << " puts " << fmt_fixed(o.gib_per_microbatch, 1)
+      << " GiB per GPU in host memory, more than the " << fmt_fixed(o.host_capacity_gib, 1)
+      << " GiB per GPU the node has (node.host_memory_gbytes_per_gpu " << fmt_num(sc.hw.node.host_memory_gbytes_per_gpu, 6)
+      << " GB): offload fewer layers, or a smaller --mbs";
+    const auto at = r.warnings.begin() + (r.memory.fits ? 0 : 1);
+    r.warnings.insert(at, m.str());
+  }
 }
 }  // namespace
 

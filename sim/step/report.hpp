@@ -93,6 +93,9 @@ struct CpuOffloadReport {
                                      // the host memory one GPU's offloaded activations take (one micro-batch at a time)
   double link_gbytes_per_s = 0;      // the CPU–GPU link, GB/s per direction (node.host_link_gbytes_per_s)
   double exposed_s = 0;              // GPU time the step waits for the copies (all micro-batches)
+  double host_capacity_gib = 0;      // the host memory of one GPU's share of the node, GiB
+                                     // (node.host_memory_gbytes_per_gpu); 0: the hardware does not state it
+  bool host_fits() const { return host_capacity_gib <= 0 || gib_per_microbatch <= host_capacity_gib; }
 };
 
 struct StepReport {

@@ -119,6 +119,11 @@ PlanResult evaluate_candidate(const Scenario& sc, Evaluator& ev, const SweepOpti
     if (!rep.memory.fits) {
       r.verdict = Verdict::OutOfMemory;
       r.reason = to_string(r.verdict);
+    } else if (rep.cpu_offload && !rep.cpu_offload->host_fits()) {
+      // The device fits but the offloaded activations exceed the node's host memory per GPU: it cannot run either.
+      r.fits = false;
+      r.verdict = Verdict::OutOfMemory;
+      r.reason = "out of host memory (cpu offloading)";
     }
   } catch (const InputError& e) {
     r.verdict = Verdict::Error;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <string>
 
 using namespace parsim;
@@ -235,7 +236,17 @@ TEST_CASE("presets: every number carries its source") {
     const int profile_dh = hw.gpu.kernels.at("megatron").attn_head_dim_half > 0 ? 1 : 0;
     CHECK(hw.gpu.compute.attn_block_overhead_tiles > 0);
     CHECK(hw.node.host_link_gbytes_per_s > 0);  // every preset states its CPU–GPU link
-    CHECK(paths.size() == 8 + 10 + 12 + 5 + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum + 1 + profile_dh);
+    // The host memory per GPU: stated by the NVIDIA system presets (DGX A100 320 GB: 1 TB / 8 = 125 GB; DGX A100
+    // 640 GB, DGX H100 / H200 / B200: 2 TB / 8 = 250 GB; b300: DGX B200's 2 TB assumed; GB200 / GB300: one Grace's
+    // 480 GB per two GPUs = 240 GB), not by the AMD platform presets (no vendor system figure: offloading unchecked).
+    const std::map<std::string, double> host_gb = {{"a100-40gb", 125}, {"a100-80gb", 250}, {"h100", 250},
+                                                   {"h200", 250},      {"b200", 250},      {"b300", 250},
+                                                   {"gb200", 240},     {"gb300", 240}};
+    const auto hg = host_gb.find(name);
+    CHECK(hw.node.host_memory_gbytes_per_gpu == (hg == host_gb.end() ? 0.0 : hg->second));
+    const int host_mem = hw.node.host_memory_gbytes_per_gpu > 0 ? 1 : 0;
+    CHECK(paths.size() ==
+          8 + 10 + 12 + 5 + host_mem + 8 + (hw.node.scale_out() ? 5 : 0) + 10 + fast_accum + 1 + profile_dh);
     for (const auto& p : paths) {
       CAPTURE(p);
       REQUIRE(hw.sources.count(p) == 1);
@@ -342,6 +353,10 @@ TEST_CASE("JSON: base preset plus overrides, units converted at the boundary") {
   CHECK(hw.gpu.compute.attn_block_overhead_tiles == 1.62);
   CHECK(parse_hardware_json(R"({"base": "h100", "gpu": {"compute": {"attn_block_overhead_tiles": 0}}})", "x.json")
             .gpu.compute.attn_block_overhead_tiles == 0);
+  // The host memory per GPU is inherited (DGX H100: 2 TB / 8 = 250 GB) and can be restated (a 4 TB node: 500 GB).
+  CHECK(hw.node.host_memory_gbytes_per_gpu == 250);
+  CHECK(parse_hardware_json(R"({"base": "h100", "node": {"host_memory_gbytes_per_gpu": 500}})", "x.json")
+            .node.host_memory_gbytes_per_gpu == 500);
   // fp8 0 means "no fp8 tensor cores" and is allowed.
   CHECK(!parse_hardware_json(R"({"base": "h100", "gpu": {"peak_fp8_tflops": 0}})", "x.json").gpu.has_fp8());
   // Without a name the file path names the hardware.
@@ -511,6 +526,10 @@ TEST_CASE("JSON: bad input is one InputError naming the key") {
   CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_out", "efficiency": -0.5}]}})")
             .find("node.scale_out.efficiency") != std::string::npos);
   CHECK(err(R"({"base": "h100", "node": {"gpus_per_node": 0}})").find("gpus_per_node") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"host_memory_gbytes_per_gpu": -1}})")
+            .find("node.host_memory_gbytes_per_gpu must be a number > 0") != std::string::npos);
+  CHECK(err(R"({"base": "h100", "node": {"host_link_gbytes_per_s": 0}})")
+            .find("node.host_link_gbytes_per_s must be a number > 0") != std::string::npos);
   CHECK(err(R"({"base": "h100", "node": {"cpu_vendor": "via"}})").find("intel, amd, arm") != std::string::npos);
   CHECK(err(R"({"base": "h100", "node": {"tiers": [{"kind": "scale_up", "topology": "ring"}]}})")
             .find("switch, full_mesh") != std::string::npos);

@@ -312,4 +312,25 @@ TEST_CASE("activation offloading: the offloaded layers' activations leave the GP
   pcie.hw.node.host_link_gbytes_per_s = 64;
   const StepReport rp = evaluate(pcie);
   CHECK(rp.cpu_offload->exposed_s > r3.cpu_offload->exposed_s);
+  // Host memory: the gb200 preset states 240 GB per GPU (one Grace's 480 GB LPDDR5X per two GPUs) = 240e9 / 2^30
+  // = 223.52 GiB, far above 3 layers' activations: it fits, no warning.
+  CHECK(r3.cpu_offload->host_capacity_gib == doctest::Approx(240e9 / (1024.0 * 1024.0 * 1024.0)));
+  CHECK(r3.cpu_offload->host_fits());
+  CHECK(r3.warnings.empty());
+  // A host with less memory per GPU than the 3 offloaded layers (half of them) cannot hold them: the report says so
+  // in its first warning (the device still fits), naming the option and the hardware field.
+  Scenario small_host = off;
+  small_host.hw.node.host_memory_gbytes_per_gpu = 1.5 * layer_gib * (1024.0 * 1024.0 * 1024.0) / 1e9;
+  const StepReport rs = evaluate(small_host);
+  CHECK(rs.memory.fits);
+  CHECK_FALSE(rs.cpu_offload->host_fits());
+  REQUIRE_FALSE(rs.warnings.empty());
+  CHECK(rs.warnings.front().rfind("HOST MEMORY: --cpu-offloading-num-layers 3", 0) == 0);
+  CHECK(rs.warnings.front().find("node.host_memory_gbytes_per_gpu") != std::string::npos);
+  // Not stated by the hardware (0): not checked.
+  Scenario unstated = small_host;
+  unstated.hw.node.host_memory_gbytes_per_gpu = 0;
+  const StepReport ru = evaluate(unstated);
+  CHECK(ru.cpu_offload->host_capacity_gib == 0);
+  CHECK(ru.cpu_offload->host_fits());
 }

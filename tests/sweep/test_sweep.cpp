@@ -479,6 +479,29 @@ TEST_CASE("bad sweep inputs") {
   }
 }
 
+TEST_CASE("a sweep with activation offloading rejects the plans whose offloaded activations exceed host memory") {
+  // llama2-7b (32 layers, h 4096) at seq 4096 on 16 H100s, pp 1 (Megatron-Core offloads only without a pipeline),
+  // the first 2 layers offloaded. Each layer's stored activations at mbs 1 are tens of MB per GPU even at tp 8
+  // (Korthikanti: 34·s·b·h/t bytes and more = 34 · 4096 · 4096 / 8 ≈ 71 MB), so a host with 0.01 GB (10 MB) per GPU
+  // holds none of them: every simulated plan is rejected for host memory — its device fits — and none is ranked.
+  // With the h100 preset's own 250 GB per GPU (DGX H100: 2 TB / 8) every one fits the host again.
+  SweepSetup s = small_setup();
+  s.filter.pp = {1};
+  s.filter.sharding = {Sharding::Zero1};
+  s.base.train.cpu_offload_layers = 2;
+  const SweepReport fits = run_sweep(s, threads(1));
+  REQUIRE(!fits.ranked.empty());
+  CHECK(fits.rejected.count("out of host memory (cpu offloading)") == 0);
+  const std::string hw = temp_path("small_host.json");
+  std::ofstream(hw) << R"({"base": "h100", "node": {"host_memory_gbytes_per_gpu": 0.01}})";
+  s.base.gpu = hw;
+  const SweepReport small = run_sweep(s, threads(1));
+  std::remove(hw.c_str());
+  CHECK(small.ranked.empty());
+  REQUIRE(small.rejected.count("out of host memory (cpu offloading)") == 1);
+  CHECK(small.rejected.at("out of host memory (cpu offloading)") == static_cast<std::int64_t>(fits.ranked.size()));
+}
+
 TEST_CASE("a sweep keeps one stack unless --stack lists several, and every result names its stack") {
   // small_setup() compares zero0, zero1 and fsdp with the stack left on auto: all on Megatron (fsdp = Megatron-FSDP),
   // never PyTorch's FSDP slipped in beside Megatron's DDP; the space line says so.

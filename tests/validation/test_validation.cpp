@@ -897,6 +897,13 @@ TEST_CASE("validation: NVIDIA's Megatron-FSDP Llama recipes fit with their CPU o
     // NVLink-C2C (GB200/GB300, 450 GB/s each way) and PCIe Gen5 with 5 layers hide the copies behind the layers.
     REQUIRE(with.cpu_offload.has_value());
     CHECK(with.cpu_offload->exposed_s <= 0.01 * with.step_time_s);
+    // And the offloaded activations fit the hosts NVIDIA ran them on (node.host_memory_gbytes_per_gpu: one Grace's
+    // 480 GB per two GPUs on GB200 / GB300 = 223.5 GiB; DGX B200's 2 TB / 8 = 232.8 GiB, assumed for B300): one
+    // micro-batch's N layers, e.g. the GB200 70B recipe's 40 layers at MBS 2 ≈ 145 GiB.
+    std::printf("  host memory per GPU: %.1f of %.1f GiB\n", with.cpu_offload->gib_per_microbatch,
+                with.cpu_offload->host_capacity_gib);
+    CHECK(with.cpu_offload->host_capacity_gib > 0);
+    CHECK(with.cpu_offload->host_fits());
     // The GB200 recipe's measured step (Megatron-Bridge performance-summary-archive @067f987df, DGX-GB200
     // LLAMA3_70B FP8-CS FSDP 64: 4,312 tokens/s/GPU in 25.11, 4,224 in 26.04.01 → 256 · 8192 / (tok · 64) = 7.599
     // and 7.758 s): predicted within 8 % (7.86 s at this commit). GB300's (4,520 / 5,248 tokens/s/GPU: 7.25 / 6.24 s)
