@@ -29,11 +29,22 @@ void require_experts(const ModelSpec& m, const ExpertSplit& x) {
     fail("MoE routing imbalance (busiest rank over the mean) must be at least 1, got " + std::to_string(x.imbalance));
 }
 
-// Keys each query attends to in the full-s² convention: s, or the window for a Sliding layer.
+// Keys each query attends to in the full-s² convention: s, or the window for a Sliding layer, or the chunk for a
+// Chunked one.
 double keys_per_query(const ModelSpec& m, LayerKind k, std::int64_t s) {
   if (k.attention == AttentionKind::Sliding && m.sliding_window > 0)
     return static_cast<double>(std::min(m.sliding_window, s));
+  if (k.attention == AttentionKind::Chunked && m.attention_chunk > 0)
+    return static_cast<double>(std::min(m.attention_chunk, s));
   return static_cast<double>(s);
+}
+
+// Causal (query, key) pairs of chunked attention over s tokens in chunks of c: s = n·c + r tokens make n whole chunks
+// and a remainder, each causal on its own: (n·c² + r²)/2 in the kernels' half-square count (the causal convention
+// of AttentionShape::forward_flops, s²/2 for one chunk).
+double chunked_causal_pairs(std::int64_t s, std::int64_t c) {
+  const double n = static_cast<double>(s / c), r = static_cast<double>(s % c), cc = static_cast<double>(c);
+  return (n * cc * cc + r * r) / 2.0;
 }
 
 }  // namespace
@@ -50,6 +61,10 @@ double AttentionShape::forward_flops() const {
     const double w = static_cast<double>(window);
     return 2.0 * static_cast<double>(batch) * static_cast<double>(heads) * dims * sq * (w - w * w / (2.0 * skv));
   }
+  // Chunked: the whole sequence's chunked pairs, scaled to this rank's s_q of the s_kv queries.
+  if (causal && chunk > 0 && chunk < seq_kv)
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(heads) * dims * chunked_causal_pairs(seq_kv, chunk) *
+           (sq / skv);
   // d_v = d: 4·b·s_q·s_kv·heads·d, evaluated in this order (as before issue 10, so dense results keep every bit).
   const double f = v_head_dim > 0 ? 2.0 * static_cast<double>(batch) * sq * skv * static_cast<double>(heads) * dims
                                   : 4.0 * static_cast<double>(batch) * sq * skv * static_cast<double>(heads) *
@@ -166,6 +181,10 @@ double causal_share(const ModelSpec& m, LayerKind k, std::int64_t s) {
     const double w = static_cast<double>(m.sliding_window);
     return (w - w * w / (2.0 * static_cast<double>(s))) / w;
   }
+  // Chunked over c < s: the chunked pairs over the full-s² convention's s·c (keys_per_query).
+  if (k.attention == AttentionKind::Chunked && m.attention_chunk > 0 && m.attention_chunk < s)
+    return chunked_causal_pairs(s, m.attention_chunk) /
+           (static_cast<double>(s) * static_cast<double>(m.attention_chunk));
   return 0.5;
 }
 // One layer's forward with the attention core counted as `count` says.
@@ -385,6 +404,7 @@ LayerWork layer_work(const ModelSpec& m, LayerKind k, std::int64_t b, std::int64
     w.gemms.push_back({"out_proj", tokens, h, a_r * d, GemmKind::Attention});
     const std::int64_t window = k.attention == AttentionKind::Sliding ? m.sliding_window : 0;
     w.attention = AttentionShape{b, a_r, s / cp, s, d, true, window, 0};
+    if (k.attention == AttentionKind::Chunked) w.attention.chunk = m.attention_chunk;
     if (m.position == PositionKind::RoPE) {
       const double rot = 2.0 * static_cast<double>((a_r + kv_r) * d) * e;
       per_token += m.rotary_fraction == 1.0 ? rot : rot * m.rotary_fraction;

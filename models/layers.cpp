@@ -8,6 +8,7 @@ std::string to_string(AttentionKind k) {
   switch (k) {
     case AttentionKind::Full: return "full";
     case AttentionKind::Sliding: return "sliding";
+    case AttentionKind::Chunked: return "chunked";
     case AttentionKind::MLA: return "mla";
     case AttentionKind::Mamba: return "mamba";
     case AttentionKind::None: return "none";

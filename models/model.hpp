@@ -23,6 +23,8 @@ enum class PositionKind { RoPE, Learned, ALiBi, None };  // None: no positional 
 //   Full     multi-head / grouped-query attention over every earlier key (causal)
 //   Sliding  the same projections, each query attending to at most `sliding_window` keys (Beltagy et al. 2020;
 //            Mistral 7B, Jiang et al. 2023 §2)
+//   Chunked  the same projections, each query attending causally within its `attention_chunk`-token chunk only
+//            (Llama 4's chunked attention: transformers Llama4TextModel's chunked causal mask, the RoPE layers)
 //   MLA      DeepSeek's multi-head latent attention (DeepSeek-AI 2024, arXiv 2405.04434 §2.1): low-rank
 //            compressed Q and KV, decoupled RoPE key
 //   Mamba    a Mamba-2 mixer in place of attention (Dao & Gu 2024, arXiv 2405.21060 §7: in_proj, causal conv1d, the
@@ -31,7 +33,7 @@ enum class PositionKind { RoPE, Learned, ALiBi, None };  // None: no positional 
 // Hybrid models (Nemotron-H, Nemotron 3: Megatron-Core's hybrid_layer_pattern, one character per layer) are stacks
 // of single blocks — each layer is one pre-norm, ONE sub-block and one residual add: M = {Mamba, None},
 // * = {Full, None}, - = {None, Dense}, E = {None, MoE}. A layer has at least one of the two.
-enum class AttentionKind { Full, Sliding, MLA, Mamba, None };
+enum class AttentionKind { Full, Sliding, Chunked, MLA, Mamba, None };
 enum class FfnKind { Dense, MoE, None };  // MoE: router + routed experts (+ shared experts); None: no FFN
 struct LayerKind {
   AttentionKind attention = AttentionKind::Full;
@@ -39,7 +41,8 @@ struct LayerKind {
   bool operator==(const LayerKind&) const = default;
   // The layer has softmax attention (full, sliding or latent): an attention core, QKV and output projections.
   bool has_attention() const {
-    return attention == AttentionKind::Full || attention == AttentionKind::Sliding || attention == AttentionKind::MLA;
+    return attention == AttentionKind::Full || attention == AttentionKind::Sliding ||
+           attention == AttentionKind::Chunked || attention == AttentionKind::MLA;
   }
   bool has_mixer() const { return attention != AttentionKind::None; }  // attention or a Mamba mixer
   bool has_ffn() const { return ffn != FfnKind::None; }
@@ -88,9 +91,9 @@ struct ModelSpec {
   bool parallel_attention = false;
   double rotary_fraction = 1.0;      // share of each head's dimensions that RoPE rotates (GPT-NeoX rotary_pct 0.25)
   std::int64_t sliding_window = 0;   // keys a Sliding layer attends to (0: no sliding-window layers)
-  // Llama 4's chunked attention (Llama4TextConfig attention_chunk_size): its RoPE layers attend only within chunks of
-  // this many tokens. Up to one chunk that is full causal attention, which is how those layers are modelled; a longer
-  // training sequence is refused (plans/validate.cpp) rather than priced as full attention. 0: none.
+  // Llama 4's chunked attention (Llama4TextConfig attention_chunk_size): its RoPE layers (kind Chunked) attend only
+  // within chunks of this many tokens — causal attention over each chunk, as a packed batch of chunk-long sequences
+  // runs it (AttentionShape::chunk); up to one chunk that is plain causal attention. 0: none.
   std::int64_t attention_chunk = 0;
   bool attention_sinks = false;      // GPT-OSS: one learned sink logit per head and layer (a parameters per layer)
   // Multi-head latent attention (attention == MLA on every layer; DeepSeek-V2/V3 config names). kv_heads = heads.
@@ -310,6 +313,9 @@ struct AttentionShape {
   bool causal = true;
   std::int64_t window = 0;
   std::int64_t v_head_dim = 0;
+  // Chunked attention (Llama 4): causal within consecutive chunks of this many keys, nothing across them; 0 or ≥
+  // seq_kv: plain causal. Not combined with a window.
+  std::int64_t chunk = 0;
   // FLOPs of QKᵀ and AV in the forward pass over the (query, key) pairs the kernel computes (FlashAttention's count:
   // masked tiles skipped when causal or windowed).
   double forward_flops() const;

@@ -17,7 +17,7 @@
 // * Hugging Face config.json is recognised by its keys (`model_type`, `architectures`, `num_hidden_layers` or
 //   `n_layer`), or found in a checkpoint directory. Families: llama, mistral, qwen2, qwen3, gemma, gemma2,
 //   gemma3_text, phi3, olmo2 (gated FFN, RMSNorm, RoPE), the MoE families mixtral, qwen2_moe, qwen3_moe, olmoe,
-//   gpt_oss, llama4_text (chunked attention up to one chunk: ModelSpec::attention_chunk), the MLA + MoE families
+//   gpt_oss, llama4_text (chunked attention on its RoPE layers: ModelSpec::attention_chunk), the MLA + MoE families
 //   deepseek_v2, deepseek_v3 and kimi_k2 (DeepSeek-V3's code under its own model_type), the GQA + MoE family
 //   glm4_moe (GLM-4.5: DeepSeek-V3's expert layout with grouped-query attention), the hybrid Mamba-2 family
 //   nemotron_h (Nemotron-H, Nemotron 3: Mamba-2 / attention / MLP / MoE single-block layers), and gpt2, falcon and
@@ -768,6 +768,7 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
 
   // ---- MoE ----
   std::vector<bool> moe(static_cast<std::size_t>(m.layers), false);
+  std::vector<bool> chunked;  // Llama 4: the layers with chunked attention (empty: none)
   switch (fam) {
     case HfFamily::Mixtral:
     case HfFamily::GptOss: {
@@ -867,9 +868,10 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
           moe[static_cast<std::size_t>(i)] = true;
       }
       o.ignore("moe_layers");
-      // Chunked attention on the RoPE layers (no_rope_layers[i] = 1), global attention on the NoPE ones: both full
-      // causal up to one chunk (ModelSpec::attention_chunk). What stays unmodelled is shape-free: the NoPE layers skip
-      // the rotary op, use_qk_norm is a parameter-free L2 norm, and the temperature tuning scales queries.
+      // Chunked attention on the RoPE layers, global (full causal) attention on the NoPE ones (ModelSpec::
+      // attention_chunk): Llama4TextConfig's layer_types, written from no_rope_layers (1 = RoPE = "chunked_attention"),
+      // whose default is every no_rope_layer_interval-th layer (4) NoPE. What stays unmodelled is shape-free: the NoPE
+      // layers skip the rotary op, use_qk_norm is a parameter-free L2 norm, and the temperature tuning scales queries.
       // (null: no chunking, every layer global — Llama4TextModel builds the chunked mask only with a chunk size)
       const bool chunk_null = j.contains("attention_chunk_size") && j.at("attention_chunk_size").is_null();
       m.attention_chunk = chunk_null ? 0 : o.opt_int("attention_chunk_size", 8192);
@@ -877,6 +879,23 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
       if (!chunk_null && m.attention_chunk < 1)
         throw InputError(ctx + ": attention_chunk_size must be a positive integer, got " +
                          std::to_string(m.attention_chunk));
+      const std::int64_t nope_interval = o.opt_int("no_rope_layer_interval", 4);
+      if (nope_interval < 1)
+        throw InputError(ctx + ": no_rope_layer_interval must be a positive integer, got " +
+                         std::to_string(nope_interval));
+      chunked.assign(static_cast<std::size_t>(m.layers), false);
+      for (int i = 0; i < m.layers; ++i) chunked[static_cast<std::size_t>(i)] = (i + 1) % nope_interval != 0;
+      if (o.has("no_rope_layers") && !j.at("no_rope_layers").is_null()) {
+        const auto& v = j.at("no_rope_layers");
+        if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
+          throw InputError(ctx + ": key 'no_rope_layers' must list one 0 or 1 per layer (" + std::to_string(m.layers) +
+                           "), got " + describe_json(v));
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (!v[i].is_number_integer() || (v[i].get<std::int64_t>() != 0 && v[i].get<std::int64_t>() != 1))
+            throw InputError(ctx + ": no_rope_layers entry " + describe_json(v[i]) + " is not 0 or 1");
+          chunked[i] = v[i].get<std::int64_t>() == 1;
+        }
+      }
       for (const char* k : {"no_rope_layers", "no_rope_layer_interval", "use_qk_norm", "attn_temperature_tuning",
                             "floor_scale", "attn_scale", "for_llm_compressor"})
         o.ignore(k);
@@ -886,13 +905,15 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
         if (!v.is_array() || v.size() != static_cast<std::size_t>(m.layers))
           throw InputError(ctx + ": key 'layer_types' must list one type per layer (" + std::to_string(m.layers) +
                            "), got " + describe_json(v));
-        for (const auto& e : v) {
-          const std::string t = e.is_string() ? e.get<std::string>() : "";
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const std::string t = v[i].is_string() ? v[i].get<std::string>() : "";
           if (t != "chunked_attention" && t != "full_attention")
-            throw InputError(ctx + ": layer type " + describe_json(e) + " is not a Llama 4 one (chunked_attention or "
-                                   "full_attention)");
+            throw InputError(ctx + ": layer type " + describe_json(v[i]) + " is not a Llama 4 one (chunked_attention "
+                                   "or full_attention)");
+          chunked[i] = t == "chunked_attention";
         }
       }
+      if (m.attention_chunk == 0) chunked.clear();  // no chunk size: every layer global
       break;
     }
     default: break;
@@ -951,7 +972,7 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   }
   if (m.sliding_window < 0)
     throw InputError(ctx + ": sliding_window must be a positive integer, got " + std::to_string(m.sliding_window));
-  // Llama 4 read its own layer_types (chunked or global attention, both full causal up to one chunk).
+  // Llama 4 read its own layer_types (chunked or global attention: the chunked layers are placed below).
   const std::vector<bool> sliding = fam == HfFamily::Llama4
                                         ? std::vector<bool>(static_cast<std::size_t>(m.layers), false)
                                         : hf_sliding_layers(j, o, m, rule);
@@ -960,6 +981,14 @@ void read_llama_like(const nlohmann::json& j, StrictObject& o, const HfKind& kin
   if (!any_sliding) m.sliding_window = 0;
   // The uniform kind is Sliding when a window is set; layers marked full then differ from it.
   place_layers(m, moe, sliding);
+  if (!chunked.empty()) {
+    std::vector<LayerKind> kinds(static_cast<std::size_t>(m.layers));
+    for (int i = 0; i < m.layers; ++i) {
+      kinds[static_cast<std::size_t>(i)] = m.layer(i);
+      if (chunked[static_cast<std::size_t>(i)]) kinds[static_cast<std::size_t>(i)].attention = AttentionKind::Chunked;
+    }
+    set_layer_kinds(m, std::move(kinds));
+  }
 }
 
 // A list of block types (transformers NemotronHConfig layers_block_type / layer_types / mtp_layers_block_type) as the
@@ -1315,6 +1344,8 @@ void validate_model(const ModelSpec& m) {
         throw InputError(who + ": layer " + std::to_string(i) + " has neither a token mixer nor an FFN");
       if (k.attention == AttentionKind::Sliding && m.sliding_window <= 0)
         throw InputError(who + ": layer " + std::to_string(i) + " uses sliding-window attention but sliding_window is 0");
+      if (k.attention == AttentionKind::Chunked && m.attention_chunk <= 0)
+        throw InputError(who + ": layer " + std::to_string(i) + " uses chunked attention but attention_chunk is 0");
       if (k.has_attention() && (k.attention == AttentionKind::MLA) != m.mla)
         throw InputError(who + ": layer " + std::to_string(i) + " attention '" + to_string(k.attention) +
                          "' disagrees with the model's attention (" + (m.mla ? "mla" : "gqa") + ")");

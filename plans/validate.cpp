@@ -282,10 +282,18 @@ std::optional<std::string> plan_error(const Plan& p, const ModelSpec& m, const H
   if (t.gbs <= 0) return "--gbs must be a positive integer, got " + S(t.gbs);
   if (t.mbs <= 0) return "--mbs must be a positive integer, got " + S(t.mbs);
   if (auto e = cpu_offload_error(p, m, hw, t)) return e;
-  if (m.attention_chunk > 0 && t.seq > m.attention_chunk)
-    return "--seq " + S(t.seq) + " is longer than the " + S(m.attention_chunk) + "-token attention chunks of " +
-           model_name(m) + ": chunked attention beyond one chunk is not modelled (use --seq " + S(m.attention_chunk) +
-           " or less)";
+  // Chunked attention beyond one chunk runs each chunk as its own causal sequence (Megatron-Bridge
+  // models/llama/llama4_utils.py chunkify @067f987df): local to a rank, which context parallelism's ring does not do
+  // (Megatron-Bridge runs it only when every CP half-chunk of the sequence holds whole attention chunks, and then
+  // without the ring for those layers — not modelled).
+  if (m.attention_chunk > 0 && t.seq > m.attention_chunk && p.cp > 1) {
+    bool chunked = false;
+    for (const auto& kc : m.layer_kind_counts()) chunked = chunked || kc.first.attention == AttentionKind::Chunked;
+    if (chunked)
+      return "context parallelism (cp" + S(p.cp) + ") with chunked attention beyond one chunk (--seq " + S(t.seq) +
+             ", " + S(m.attention_chunk) + "-token chunks of " + model_name(m) +
+             ") is not modelled: use cp 1, or --seq " + S(m.attention_chunk) + " or less";
+  }
 
   // Expert parallelism (Megatron-Core MoE parallel folding, Liu et al. 2025 arXiv 2504.14960): the expert layers of a
   // pipeline stage run on the same tp·cp·dp GPUs as its attention layers, regrouped as etp × ep × edp. So ep and etp

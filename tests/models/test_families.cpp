@@ -434,7 +434,11 @@ TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers betwe
   CHECK(scout.experts == 16);
   CHECK(scout.experts_per_token == 1);
   CHECK(scout.shared_experts == 1);
-  CHECK(scout.count_layers(LayerKind{AttentionKind::Full, FfnKind::MoE}) == 48);
+  // no_rope_layers [1, 1, 1, 0] × 12: 36 RoPE layers with chunked attention, every 4th (12) global.
+  CHECK(scout.count_layers(LayerKind{AttentionKind::Chunked, FfnKind::MoE}) == 36);
+  CHECK(scout.count_layers(LayerKind{AttentionKind::Full, FfnKind::MoE}) == 12);
+  CHECK(scout.layer(3).attention == AttentionKind::Full);
+  CHECK(scout.layer(4).attention == AttentionKind::Chunked);
   CHECK(scout.attention_chunk == 8192);
   const ParamCounts cs = count_params(scout);
   CHECK(cs.total == 107'769'861'120);
@@ -453,11 +457,46 @@ TEST_CASE("Llama 4 Scout / Maverick: shared + routed experts, dense layers betwe
   CHECK(cm.total == 400'711'848'960);
   CHECK(cm.active == 17'184'691'200);
   CHECK(std::fabs(static_cast<double>(cm.total) / 400e9 - 1) < 0.01);
-  // attention_chunk_size null: no chunking, nothing to refuse.
-  CHECK(load("llama4-text-no-chunk.config.json").attention_chunk == 0);
+  // Maverick has the same pattern: 36 chunked (24 MoE + 12 dense of the odd / even layers), 12 global.
+  CHECK(mav.count_layers(LayerKind{AttentionKind::Chunked, FfnKind::MoE}) +
+            mav.count_layers(LayerKind{AttentionKind::Chunked, FfnKind::Dense}) ==
+        36);
+  // attention_chunk_size null: no chunking, every layer global.
+  const ModelSpec no_chunk = load("llama4-text-no-chunk.config.json");
+  CHECK(no_chunk.attention_chunk == 0);
+  for (int i = 0; i < no_chunk.layers; ++i) CHECK(no_chunk.layer(i).attention != AttentionKind::Chunked);
   // layer_types of current transformers: chunked_attention or full_attention only.
   CHECK(contains(error_of(kData + "bad/hf_llama4_layer_type.json"),
                  "layer type \"sliding_attention\" is not a Llama 4 one"));
+}
+
+TEST_CASE("Llama 4 chunked attention: causal within each chunk, as Megatron-Bridge's chunkify runs it") {
+  // Scout's chunked layer (40 heads of 128 → 10 per rank at tp 4), batch 1. At s = 8,192 = one chunk the chunked
+  // layer is plain causal attention: 4·b·s²·heads·d / 2 = 4 · 8192² · 10 · 128 / 2 = 171,798,691,840 FLOP forward,
+  // the same as the global layer's.
+  const ModelSpec scout = load("llama-4-scout-17b-16e.config.json");
+  const LayerKind chunked{AttentionKind::Chunked, FfnKind::MoE}, global{AttentionKind::Full, FfnKind::MoE};
+  const auto attn = [&](LayerKind k, std::int64_t s, int cp) {
+    return layer_work(scout, k, 1, s, 4, cp, true, Precision::BF16).attention;
+  };
+  CHECK(attn(chunked, 8192, 1).forward_flops() == 171'798'691'840.0);
+  CHECK(attn(global, 8192, 1).forward_flops() == 171'798'691'840.0);
+  // At s = 32,768 = 4 chunks: the chunked layer computes 4 chunks' causal pairs, 4 · 8192² / 2, a quarter of the
+  // global layer's 32768² / 2: 4 · 171,798,691,840 = 687,194,767,360 against 16 × that = 2,748,779,069,440.
+  CHECK(attn(chunked, 32768, 1).forward_flops() == 687'194'767'360.0);
+  CHECK(attn(global, 32768, 1).forward_flops() == 2'748'779'069'440.0);
+  CHECK(attn(chunked, 32768, 1).chunk == 8192);
+  CHECK(attn(global, 32768, 1).chunk == 0);
+  // A remainder chunk: s = 12,288 = 8,192 + 4,096 → (8192² + 4096²)/2 pairs = 1.25 × one chunk's.
+  CHECK(attn(chunked, 12288, 1).forward_flops() == 1.25 * 171'798'691'840.0);
+  // Model FLOPs (causal convention) follow the same pairs: at s = 32,768 the 36 chunked layers' attention cores do a
+  // quarter of the global layers' per token.
+  const LayerFlops lf_c = layer_forward_flops(scout, chunked, 1, 32768), lf_g = layer_forward_flops(scout, global, 1, 32768);
+  CHECK(lf_c.qkv == lf_g.qkv);  // same projections and experts
+  CHECK(lf_c.experts == lf_g.experts);
+  CHECK(lf_c.scores == lf_g.scores / 4);  // full-s² convention: 8,192 keys per query instead of 32,768
+  // Bad no_rope_layers entries are refused.
+  CHECK(contains(error_of(kData + "bad/hf_llama4_no_rope.json"), "no_rope_layers entry 2 is not 0 or 1"));
 }
 
 TEST_CASE("bad MoE / MLA / layer-kind input: one InputError line naming the value") {

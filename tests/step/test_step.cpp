@@ -3,6 +3,7 @@
 #include "helpers.hpp"
 #include "sim/present/render.hpp"
 #include "sim/step/analysis.hpp"
+#include "sim/step/costs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -333,4 +334,33 @@ TEST_CASE("activation offloading: the offloaded layers' activations leave the GP
   const StepReport ru = evaluate(unstated);
   CHECK(ru.cpu_offload->host_capacity_gib == 0);
   CHECK(ru.cpu_offload->host_fits());
+}
+
+TEST_CASE("Llama 4 chunked attention beyond one chunk: the chunked layers' attention core, a quarter of the global's") {
+  // Llama 4 Scout (36 chunked layers in 8,192-token chunks, 12 global) at s = 32,768 = 4 chunks on H100s, tp 4,
+  // Megatron-Core (cuDNN curve: forward eff·s/(s + 160)). A chunked layer computes 4 · 8192²/2 pairs, a quarter of a
+  // global layer's 32768²/2 (AttentionShape::forward_flops), in key loops a chunk long: its forward attention time is
+  // ¼ × (the global's ramp / the chunk's) = 0.25 × (32768/32928) / (8192/8352) = 0.25 × 0.995141 / 0.980843 =
+  // 0.253645 of the global layer's (the 2 µs launch gap each, negligible at these ms). The rest of the layer — the
+  // projections, the experts — is the same.
+  ScenarioInput in;
+  in.model = std::string(PARSIM_TEST_DATA) + "/models/llama-4-scout-17b-16e.config.json";
+  in.plan = "tp4pp1dp16ep16etp1zero1";
+  in.gpu = "h100";
+  in.train.seq = 32768;
+  in.train.gbs = 64;
+  in.train.mbs = 1;
+  in.train.recompute = Recompute::Full;
+  const Scenario sc = resolve_scenario(in);
+  const std::vector<LayerKindReport> kinds = layer_kind_reports(sc, compute_step_costs(sc));
+  const LayerKindReport* chunked = nullptr;
+  const LayerKindReport* global = nullptr;
+  for (const auto& k : kinds) (k.attention == AttentionKind::Chunked ? chunked : global) = &k;
+  REQUIRE(chunked != nullptr);
+  REQUIRE(global != nullptr);
+  CHECK(chunked->layers == 36);
+  CHECK(global->layers == 12);
+  CHECK(chunked->forward.parts.attention_s / global->forward.parts.attention_s ==
+        doctest::Approx(0.25 * (32768.0 / 32928) / (8192.0 / 8352)).epsilon(0.002));
+  CHECK(chunked->forward.parts.gemm_s == global->forward.parts.gemm_s);
 }

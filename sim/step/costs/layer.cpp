@@ -820,10 +820,13 @@ PassCosts layer_costs(const CostContext& c, LayerKind kind, PassParts* fwd_parts
         attn_b = scaled_work(attention_bwd_time_s(hw, win.flops, kLongLoopKeys, d, tr.precision, false, curve), per_block);
       }
     } else {
-      attn_f = attention_fwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal, curve);
-      attn_b = attention_bwd_time_s(hw, attn_flops, lw.attention.seq_kv, lw.attention.head_dim, tr.precision,
-                                    lw.attention.causal, curve);
+      // Chunked attention (Llama 4) runs as causal attention over chunk-long sequences (a packed batch, one per chunk,
+      // or a block mask that skips every tile across chunks): its key loops, and so the sequence ramp, are a chunk
+      // long; the FLOPs are the chunks' causal pairs (AttentionShape::forward_flops).
+      const AttentionShape& at = lw.attention;
+      const std::int64_t keys = at.chunk > 0 && at.chunk < at.seq_kv ? at.chunk : at.seq_kv;
+      attn_f = attention_fwd_time_s(hw, attn_flops, keys, at.head_dim, tr.precision, at.causal, curve);
+      attn_b = attention_bwd_time_s(hw, attn_flops, keys, at.head_dim, tr.precision, at.causal, curve);
     }
     if (fp8_attention) {
       const Fp8AttentionRatio r = fp8_attention_ratio(lw.attention.head_dim);
