@@ -100,6 +100,7 @@ ActivationOptions act_options(const Scenario& sc) {
   o.eager_fp32_loss = sc.train.stack == Stack::PyTorch && (!sc.train.compile || sc.train.eager_loss);  // 2 + 4 + 4 B
   o.fp8_gemm_inputs = sc.train.stack == Stack::Megatron;  // Transformer Engine modules (activations.cpp)
   o.moe_fused_grouped_mlp = sc.train.moe_fused_grouped_mlp;
+  if (sc.model.is_moe()) o.experts = expert_split(sc);  // the busiest expert rank's routed tokens
   return o;
 }
 
@@ -137,8 +138,7 @@ struct ChunkActs {
 };
 // `split`: the order has B/W halves (only then is what W keeps computed).
 ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k, bool split) {
-  ActivationOptions o = act_options(sc);
-  if (sc.model.is_moe()) o.experts = expert_split(sc);
+  const ActivationOptions o = act_options(sc);
   ChunkActs a;
   for (std::size_t j = 0; j < k.kinds.size() && j < a.stored.size(); ++j) {
     a.stored[j] = activation_bytes_per_layer(sc.model, k.kinds[j].kind, sc.train.mbs, sc.train.seq, o);
@@ -159,9 +159,7 @@ ChunkActs chunk_acts(const Scenario& sc, const StepCosts& k, bool split) {
 }  // namespace
 
 double layer_activation_bytes(const Scenario& sc, LayerKind kind) {
-  ActivationOptions o = act_options(sc);
-  if (sc.model.is_moe()) o.experts = expert_split(sc);
-  return activation_bytes_per_layer(sc.model, kind, sc.train.mbs, sc.train.seq, o);
+  return activation_bytes_per_layer(sc.model, kind, sc.train.mbs, sc.train.seq, act_options(sc));
 }
 
 StaticMemory static_memory(const Scenario& sc, const StepCosts& k, int stage) {
